@@ -1,0 +1,62 @@
+"""Helpers for handling the user's estimators: unfitted recipes, fittedness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sklearn.base import clone
+
+__all__ = ["clone_recipe", "recipe_of"]
+
+
+def _is_frozen(estimator: Any) -> bool:
+    try:
+        from sklearn.frozen import FrozenEstimator
+    except ImportError:  # scikit-learn < 1.6
+        return False
+    return isinstance(estimator, FrozenEstimator)
+
+
+def clone_recipe(estimator: Any, *, name: str, target: Any = None) -> Any:
+    """An unfitted copy of ``estimator`` to train as a shadow / proxy / reference model.
+
+    Raises
+    ------
+    ValueError
+        If the copy would be the fitted target itself: ``estimator`` is the target,
+        or a ``FrozenEstimator`` (whose clone is the frozen, fitted model, so every
+        "shadow" would be the target), or an object ``clone`` returns unchanged.
+    TypeError
+        If ``estimator`` has no ``fit``.
+    """
+    if estimator is None:
+        raise ValueError(f"{name} is None: pass an unfitted estimator")
+    if not hasattr(estimator, "fit"):
+        raise TypeError(f"{name} of type {type(estimator).__name__} has no fit method")
+    if _is_frozen(estimator):
+        raise ValueError(
+            f"{name} is a FrozenEstimator: cloning it returns the frozen fitted model, so "
+            "every shadow would be the target itself. Pass the unfitted estimator instead"
+        )
+    if target is not None and estimator is target:
+        raise ValueError(
+            f"{name} is the target object itself; pass an unfitted estimator with the "
+            "same settings (e.g. sklearn.base.clone(target))"
+        )
+    copy = clone(estimator)
+    if copy is estimator or (target is not None and copy is target) or _is_frozen(copy):
+        raise ValueError(
+            f"{name}: sklearn.base.clone returned the same object, so a 'shadow' would be "
+            "the fitted model itself; pass an unfitted estimator"
+        )
+    return copy
+
+
+def recipe_of(target: Any, *, name: str) -> Any:
+    """The target's unfitted training recipe, when it is a scikit-learn estimator."""
+    if not hasattr(target, "get_params") or not hasattr(target, "fit"):
+        raise ValueError(
+            f"{name} is needed: the target ({type(target).__name__}) is not a "
+            "scikit-learn estimator whose unfitted recipe tabmia could clone"
+        )
+    return clone_recipe(target, name=name)

@@ -1,0 +1,259 @@
+"""The contract every membership inference attack keeps.
+
+An attack is a scikit-learn estimator. ``fit(X, y)`` takes the attacker's public
+records (population records the target did not train on); ``decision_function(X, y)``
+scores candidate records (higher = more likely a member); ``predict(X, y)`` flags
+``decision_function(X, y) >= threshold_``. Subclasses write only ``_fit`` and
+``_score``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from tabmia._estimators import clone_recipe, recipe_of
+from tabmia.metrics import UnresolvableFPRError
+from tabmia.target import TargetModel, as_target, n_rows, take_rows
+from tabmia.thresholds import GOALS, select_threshold
+
+__all__ = ["BaseMembershipAttack"]
+
+_SEED_MAX = np.iinfo(np.int32).max
+
+
+class BaseMembershipAttack(BaseEstimator):
+    """Base class of membership inference attacks.
+
+    Parameters common to all attacks
+    --------------------------------
+    target : object
+        The fitted model under audit (anything :class:`tabmia.target.TargetModel`
+        accepts, or a ``TargetModel``). Kept by reference: ``clone(attack)`` never
+        copies or un-fits it.
+    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
+        What ``threshold_`` optimises (Jayaraman et al., Procedure 5.1). ``"fpr"``
+        uses the public records as known non-members; the other goals also need
+        simulated members, from a proxy model trained on half of the public records.
+    fpr : float, default=0.01
+        FPR that ``threshold_`` promises on fresh non-members when
+        ``threshold_goal="fpr"``.
+    prior : float, default=1.0
+        Non-members per member among the candidates (``gamma``), for ``"max_ppv"``.
+    proxy_estimator : estimator, default=None
+        Unfitted recipe of the attacker's proxy model for the ``"max_ppv"`` /
+        ``"max_advantage"`` goals; by default a clone of the target's recipe when the
+        target is a scikit-learn estimator.
+    random_state : int, RandomState instance or None, default=None
+        Seeds every random choice the attack makes.
+
+    Attributes
+    ----------
+    target_ : TargetModel
+        The wrapped target.
+    threshold_ : float
+        Decision threshold on ``decision_function``.
+    n_public_ : int
+        Number of public records ``fit`` received.
+    calibration_scores_ : ndarray
+        Non-member scores ``threshold_`` was chosen from (the public records, or the
+        proxy's non-members).
+    """
+
+    _parameter_constraints: dict[str, list[Any]] = {
+        "target": "no_validation",
+        "threshold_goal": [StrOptions(set(GOALS))],
+        "fpr": [Interval(Real, 0, 1, closed="neither")],
+        "prior": [Interval(Real, 0, None, closed="neither")],
+        "proxy_estimator": [None, HasMethods(["fit"])],
+        "random_state": ["random_state"],
+    }
+
+    #: Whether ``fit`` expects a pool that contains the candidate records (LiRA online).
+    _fit_includes_candidates: bool = False
+
+    # -------------------------------------------------------------- sklearn hooks
+    def __sklearn_clone__(self) -> BaseMembershipAttack:
+        """Clone the attack's settings, keeping the fitted target by reference."""
+        params = self.get_params(deep=False)
+        target = params.pop("target", None)
+        new_params = {k: clone(v, safe=False) for k, v in params.items()}
+        return type(self)(target=target, **new_params)
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        tags.requires_fit = True
+        tags.target_tags.required = True
+        return tags
+
+    # ---------------------------------------------------------------- public API
+    def fit(self, X: Any, y: Any) -> BaseMembershipAttack:
+        """Fit the attack on the attacker's public records and choose ``threshold_``.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n, d)
+            Public records, in the form the target takes.
+        y : array-like of shape (n,)
+            Their labels.
+
+        Returns
+        -------
+        self
+        """
+        self._fit_scorer(X, y)
+        self.threshold_ = self._choose_threshold(X, np.asarray(y), self._y_public)
+        del self._y_public
+        return self
+
+    def decision_function(self, X: Any, y: Any) -> np.ndarray:
+        """Membership score of each candidate record ``(X[i], y[i])``.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Float64, higher = more likely a member; comparable across attacks.
+        """
+        check_is_fitted(self, "threshold_")
+        return self._scores(X, y)
+
+    def predict(self, X: Any, y: Any) -> np.ndarray:
+        """Flag members: ``decision_function(X, y) >= threshold_``."""
+        return self.decision_function(X, y) >= self.threshold_
+
+    # -------------------------------------------------------------- subclass API
+    def _fit(self, X: Any, y: np.ndarray) -> None:
+        """Learn whatever the attack needs from public records (labels as indices)."""
+
+    def _score(self, X: Any, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
+        """Scores of known non-members for ``threshold_goal="fpr"``.
+
+        By default the public records themselves. Attacks whose score was trained on
+        those records (e.g. a regressor) override this with out-of-fold scores.
+        """
+        return self._score(X, y)
+
+    # ------------------------------------------------------------------ internals
+    def _fit_scorer(self, X: Any, y: Any) -> None:
+        self._validate_params()
+        self.target_ = self._make_target()
+        self._rng_ = check_random_state(self.random_state)
+        y_idx = self._validate_records(X, y, "fit")
+        self.n_public_ = n_rows(X)
+        self._fit(X, y_idx)
+        self._y_public = y_idx
+
+    def _make_target(self) -> TargetModel:
+        if self.target is None:
+            raise ValueError(
+                f"{type(self).__name__}: target is None; pass the fitted model under audit "
+                "as target="
+            )
+        return as_target(self.target)
+
+    def _draw_seed(self) -> int:
+        """A fresh integer seed from the attack's random state (set in ``fit``)."""
+        return int(self._rng_.randint(_SEED_MAX))
+
+    def _validate_records(self, X: Any, y: Any, where: str) -> np.ndarray:
+        if X is None:
+            raise ValueError(f"{where}: X is None")
+        if y is None:
+            raise ValueError(
+                f"{where}: y is required: a candidate record is a (features, label) pair"
+            )
+        n = n_rows(X)
+        y_arr = np.asarray(y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            y_arr = y_arr.ravel()
+        if y_arr.ndim != 1:
+            raise ValueError(f"{where}: y must be 1-D, got shape {y_arr.shape}")
+        if n != y_arr.shape[0]:
+            raise ValueError(
+                f"{where}: X has {n} records but y has {y_arr.shape[0]} labels"
+            )
+        if n == 0:
+            raise ValueError(f"{where}: X has no records")
+        return self.target_.encode_labels(y_arr, name="y")
+
+    def _scores(self, X: Any, y: Any) -> np.ndarray:
+        y_idx = self._validate_records(X, y, "decision_function")
+        s = np.asarray(self._score(X, y_idx), dtype=np.float64)
+        if s.shape != (n_rows(X),):
+            raise RuntimeError(
+                f"{type(self).__name__}._score returned shape {s.shape}, expected "
+                f"({n_rows(X)},)"
+            )
+        if not np.all(np.isfinite(s)):
+            raise ValueError(
+                f"{type(self).__name__} produced {int((~np.isfinite(s)).sum())} NaN or "
+                "infinite scores (does the target return NaN probabilities?)"
+            )
+        return s
+
+    def _choose_threshold(self, X: Any, y_raw: np.ndarray, y_idx: np.ndarray) -> float:
+        if self.threshold_goal == "fpr":
+            neg = np.asarray(self._nonmember_calibration_scores(X, y_idx), dtype=np.float64)
+            if not np.all(np.isfinite(neg)):
+                raise ValueError(
+                    f"{type(self).__name__} produced NaN or infinite scores on the public records"
+                )
+            self.calibration_scores_ = neg
+            try:
+                return select_threshold(neg, goal="fpr", fpr=self.fpr)
+            except UnresolvableFPRError as exc:
+                raise UnresolvableFPRError(
+                    f"fpr={self.fpr:g} is too small for {neg.size} public non-member "
+                    f"records: {exc}"
+                ) from exc
+        neg, pos = self._proxy_calibration_scores(X, y_raw)
+        self.calibration_scores_ = neg
+        return select_threshold(
+            neg, pos, goal=self.threshold_goal, fpr=self.fpr, prior=self.prior
+        )
+
+    def _proxy_calibration_scores(self, X: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Procedure 5.1: simulated members and non-members of a proxy model.
+
+        Half of the public records train a proxy of the target; a quarter fits a copy
+        of this attack against the proxy; the last quarter are the proxy's
+        non-members, and as many of its training records are its members.
+        """
+        n = n_rows(X)
+        if n < 40:
+            raise ValueError(
+                f"threshold_goal={self.threshold_goal!r} needs public records to train a "
+                f"proxy model; got only {n}"
+            )
+        if self.proxy_estimator is not None:
+            recipe = clone_recipe(self.proxy_estimator, name="proxy_estimator", target=self.target)
+        else:
+            recipe = recipe_of(
+                self.target,
+                name=f"proxy_estimator (for threshold_goal={self.threshold_goal!r})",
+            )
+        rng = np.random.RandomState(self._draw_seed())
+        perm = rng.permutation(n)
+        half = n // 2
+        train_idx, rest = perm[:half], perm[half:]
+        fit_idx, out_idx = rest[: rest.size // 2], rest[rest.size // 2 :]
+        in_idx = train_idx[: out_idx.size]
+        proxy = recipe.fit(take_rows(X, train_idx), y[train_idx])
+        proxy_attack = clone(self)
+        proxy_attack.set_params(target=proxy, threshold_goal="fpr")
+        proxy_attack._fit_scorer(take_rows(X, fit_idx), y[fit_idx])
+        del proxy_attack._y_public
+        neg = proxy_attack._scores(take_rows(X, out_idx), y[out_idx])
+        pos = proxy_attack._scores(take_rows(X, in_idx), y[in_idx])
+        self.proxy_ = proxy
+        return neg, pos

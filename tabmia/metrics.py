@@ -1,0 +1,398 @@
+"""Metrics of a membership inference attack, and the bounds differential privacy puts on them.
+
+All functions take ground-truth ``membership`` (bool, True = member) and attack
+``scores`` (higher = more likely a member), as returned by any attack's
+``decision_function``.
+
+Conventions
+-----------
+- ROC curves keep every threshold (``drop_intermediate=False``): tree models produce
+  many tied scores and dropping points changes TPR at a fixed FPR.
+- A TPR "at FPR alpha" is the best TPR over thresholds whose empirical FPR is
+  ``<= alpha``. With ``n`` non-members the smallest non-zero FPR is ``1/n``, so an
+  ``alpha < 1/n`` cannot be resolved and raises :class:`UnresolvableFPRError`.
+- The prior ``gamma`` is the number of non-members per member in the candidate
+  pool (Jayaraman et al., ``gamma = (1 - p) / p``): ``PPV = TPR / (TPR + gamma * FPR)``.
+
+References
+----------
+.. [1] Jayaraman, Wang, Knipmeyer, Gu, Evans. Revisiting Membership Inference Under
+   Realistic Assumptions. PETS 2021. (PPV, Thm 4.1 and 4.2)
+.. [2] Dong, Roth, Su. Gaussian Differential Privacy. JRSS-B 2022. (mu-GDP trade-off)
+.. [3] Jagielski, Ullman, Oprea. Auditing Differentially Private Machine Learning.
+   NeurIPS 2020. (empirical epsilon with Clopper-Pearson intervals)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from sklearn import metrics as skm
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "UnresolvableFPRError",
+    "roc_curve",
+    "auc",
+    "tpr_at_fpr",
+    "precision_at_fpr",
+    "rates_at_threshold",
+    "ppv",
+    "advantage",
+    "max_advantage",
+    "clopper_pearson",
+    "bootstrap_auc_interval",
+    "dp_tradeoff",
+    "dp_advantage_bound",
+    "dp_ppv_bound",
+    "gdp_tradeoff",
+    "gdp_advantage_bound",
+    "gdp_ppv_bound",
+    "empirical_epsilon",
+    "attack_metrics",
+]
+
+
+class UnresolvableFPRError(ValueError):
+    """An FPR below ``1 / n_nonmembers``: no threshold can show it."""
+
+
+def _check_membership_scores(membership: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
+    m = np.asarray(membership)
+    s = np.asarray(scores, dtype=np.float64)
+    if m.ndim != 1 or s.ndim != 1:
+        raise ValueError(
+            f"membership and scores must be 1-D, got shapes {m.shape} and {s.shape}"
+        )
+    if m.shape[0] != s.shape[0]:
+        raise ValueError(
+            f"membership has {m.shape[0]} records but scores has {s.shape[0]}"
+        )
+    if m.dtype != bool:
+        uniq = np.unique(m)
+        if not np.isin(uniq, [0, 1]).all():
+            raise ValueError(f"membership must be boolean or 0/1, got values {uniq[:5]}")
+        m = m.astype(bool)
+    if not np.all(np.isfinite(s)):
+        raise ValueError(f"scores contain {int((~np.isfinite(s)).sum())} NaN or infinite values")
+    if m.all() or not m.any():
+        raise ValueError("membership must contain both members and non-members")
+    return m, s
+
+
+def roc_curve(membership: Any, scores: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ROC curve with every threshold kept.
+
+    Returns
+    -------
+    fpr, tpr, thresholds : ndarray
+        As :func:`sklearn.metrics.roc_curve` with ``drop_intermediate=False``: the
+        point ``i`` flags records with ``score >= thresholds[i]``.
+    """
+    m, s = _check_membership_scores(membership, scores)
+    return skm.roc_curve(m, s, drop_intermediate=False)
+
+
+def auc(membership: Any, scores: Any) -> float:
+    """Area under the ROC curve (0.5 = chance)."""
+    m, s = _check_membership_scores(membership, scores)
+    return float(skm.roc_auc_score(m, s))
+
+
+def _check_fpr(fpr: float, n_nonmembers: int) -> None:
+    if not 0.0 < fpr <= 1.0:
+        raise ValueError(f"fpr must be in (0, 1], got {fpr}")
+    if fpr * n_nonmembers < 1.0 - 1e-9:
+        raise UnresolvableFPRError(
+            f"fpr={fpr:g} cannot be resolved with {n_nonmembers} non-members: the smallest "
+            f"non-zero FPR is 1/{n_nonmembers} = {1.0 / n_nonmembers:.3g}; use at least "
+            f"{math.ceil(1.0 / fpr)} non-members (well over that for a stable estimate)"
+        )
+
+
+def _operating_point(m: np.ndarray, s: np.ndarray, fpr: float) -> tuple[int, int, float]:
+    """(TP, FP, threshold) of the lowest threshold whose FPR is <= fpr."""
+    n_neg = int((~m).sum())
+    _check_fpr(fpr, n_neg)
+    fprs, tprs, thr = skm.roc_curve(m, s, drop_intermediate=False)
+    ok = np.flatnonzero(fprs <= fpr + 1e-12)
+    i = ok[np.argmax(tprs[ok])]
+    n_pos = int(m.sum())
+    return int(round(tprs[i] * n_pos)), int(round(fprs[i] * n_neg)), float(thr[i])
+
+
+def tpr_at_fpr(membership: Any, scores: Any, fpr: float = 0.001) -> float:
+    """Best true positive rate among thresholds with false positive rate ``<= fpr``.
+
+    Raises
+    ------
+    UnresolvableFPRError
+        If ``fpr < 1 / n_nonmembers``.
+    """
+    m, s = _check_membership_scores(membership, scores)
+    tp, _, _ = _operating_point(m, s, fpr)
+    return tp / int(m.sum())
+
+
+def precision_at_fpr(membership: Any, scores: Any, fpr: float = 0.01) -> float:
+    """Precision ``TP / (TP + FP)`` at the threshold of :func:`tpr_at_fpr`.
+
+    Depends on the member/non-member ratio of the evaluation set. Returns NaN when
+    no record is flagged at that FPR.
+    """
+    m, s = _check_membership_scores(membership, scores)
+    tp, fp, _ = _operating_point(m, s, fpr)
+    return tp / (tp + fp) if tp + fp > 0 else float("nan")
+
+
+def rates_at_threshold(membership: Any, scores: Any, threshold: float) -> dict[str, float]:
+    """Counts and rates of the decision ``scores >= threshold``."""
+    m, s = _check_membership_scores(membership, scores)
+    flagged = s >= threshold
+    tp = int((flagged & m).sum())
+    fp = int((flagged & ~m).sum())
+    n_pos, n_neg = int(m.sum()), int((~m).sum())
+    return {
+        "tp": tp,
+        "fp": fp,
+        "n_members": n_pos,
+        "n_nonmembers": n_neg,
+        "tpr": tp / n_pos,
+        "fpr": fp / n_neg,
+    }
+
+
+def ppv(tpr: Any, fpr: Any, gamma: float = 1.0) -> Any:
+    """Positive predictive value under prior ``gamma`` (non-members per member).
+
+    ``PPV = TPR / (TPR + gamma * FPR)`` (Jayaraman et al., proof of Thm 4.2). Where an
+    attack flags nothing (TPR = FPR = 0) the PPV is the base rate ``1 / (1 + gamma)``.
+    """
+    if gamma <= 0:
+        raise ValueError(f"gamma must be > 0, got {gamma}")
+    tpr = np.asarray(tpr, dtype=np.float64)
+    fpr = np.asarray(fpr, dtype=np.float64)
+    den = tpr + gamma * fpr
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(den > 0, tpr / np.where(den > 0, den, 1.0), 1.0 / (1.0 + gamma))
+    return float(out) if out.ndim == 0 else out
+
+
+def advantage(tpr: Any, fpr: Any) -> Any:
+    """Membership advantage ``TPR - FPR`` (Yeom et al.)."""
+    out = np.asarray(tpr, dtype=np.float64) - np.asarray(fpr, dtype=np.float64)
+    return float(out) if out.ndim == 0 else out
+
+
+def max_advantage(membership: Any, scores: Any) -> float:
+    """Largest ``TPR - FPR`` over all thresholds."""
+    fprs, tprs, _ = roc_curve(membership, scores)
+    return float(np.max(tprs - fprs))
+
+
+def clopper_pearson(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]:
+    """Two-sided Clopper-Pearson interval for a binomial rate ``k / n``.
+
+    Returns
+    -------
+    low, high : float or ndarray
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
+        raise ValueError("clopper_pearson needs 0 <= k <= n and n > 0")
+    a = (1.0 - confidence) / 2.0
+    low = np.where(k > 0, stats.beta.ppf(a, k, n - k + 1), 0.0)
+    high = np.where(k < n, stats.beta.ppf(1.0 - a, k + 1, n - k), 1.0)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high
+
+
+def bootstrap_auc_interval(
+    membership: Any,
+    scores: Any,
+    *,
+    n_bootstraps: int = 200,
+    confidence: float = 0.95,
+    random_state: Any = None,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the AUC, resampling members and non-members separately."""
+    m, s = _check_membership_scores(membership, scores)
+    rng = check_random_state(random_state)
+    pos, neg = s[m], s[~m]
+    idx_p = rng.randint(0, pos.size, size=(n_bootstraps, pos.size))
+    idx_n = rng.randint(0, neg.size, size=(n_bootstraps, neg.size))
+    values = np.empty(n_bootstraps)
+    labels = np.r_[np.ones(pos.size, bool), np.zeros(neg.size, bool)]
+    for b in range(n_bootstraps):  # loop over resamples, not records
+        values[b] = skm.roc_auc_score(labels, np.r_[pos[idx_p[b]], neg[idx_n[b]]])
+    a = (1.0 - confidence) / 2.0
+    return float(np.quantile(values, a)), float(np.quantile(values, 1.0 - a))
+
+
+# ------------------------------------------------------------------ DP bounds
+def dp_tradeoff(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
+    """Trade-off function of (epsilon, delta)-DP: smallest FNR at FPR ``alpha``.
+
+    ``f(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``.
+    """
+    if epsilon < 0 or not 0.0 <= delta < 1.0:
+        raise ValueError(f"need epsilon >= 0 and 0 <= delta < 1, got {epsilon}, {delta}")
+    alpha = np.asarray(alpha, dtype=np.float64)
+    f = np.maximum.reduce(
+        [
+            np.zeros_like(alpha),
+            1.0 - delta - math.exp(epsilon) * alpha,
+            math.exp(-epsilon) * (1.0 - delta - alpha),
+        ]
+    )
+    return float(f) if f.ndim == 0 else f
+
+
+def dp_advantage_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
+    """Jayaraman et al. Thm 4.1: ``Adv(alpha) <= 1 - f(alpha) - alpha``."""
+    out = 1.0 - np.asarray(dp_tradeoff(alpha, epsilon, delta)) - np.asarray(alpha)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def dp_ppv_bound(alpha: Any, epsilon: float, delta: float = 0.0, gamma: float = 1.0) -> Any:
+    """Jayaraman et al. Thm 4.2: ``PPV <= (1 - f) / (1 - f + gamma alpha)``."""
+    tpr_max = 1.0 - np.asarray(dp_tradeoff(alpha, epsilon, delta))
+    return ppv(tpr_max, alpha, gamma)
+
+
+def gdp_tradeoff(alpha: Any, mu: float) -> Any:
+    """Trade-off function of mu-GDP: ``Phi(Phi^-1(1 - alpha) - mu)``."""
+    if mu < 0:
+        raise ValueError(f"mu must be >= 0, got {mu}")
+    alpha = np.asarray(alpha, dtype=np.float64)
+    out = stats.norm.cdf(stats.norm.ppf(1.0 - alpha) - mu)
+    return float(out) if out.ndim == 0 else out
+
+
+def gdp_advantage_bound(alpha: Any, mu: float) -> Any:
+    """Largest ``TPR - FPR`` at FPR ``alpha`` under mu-GDP."""
+    out = 1.0 - np.asarray(gdp_tradeoff(alpha, mu)) - np.asarray(alpha)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def gdp_ppv_bound(alpha: Any, mu: float, gamma: float = 1.0) -> Any:
+    """Largest PPV at FPR ``alpha`` under mu-GDP and prior ``gamma``."""
+    return ppv(1.0 - np.asarray(gdp_tradeoff(alpha, mu)), alpha, gamma)
+
+
+def _epsilon_from_rates(tpr: float, fpr: float, delta: float) -> float:
+    candidates = [0.0]
+    if fpr > 0 and tpr - delta > 0:
+        candidates.append(math.log((tpr - delta) / fpr))
+    if tpr < 1 and 1.0 - delta - fpr > 0:
+        candidates.append(math.log((1.0 - delta - fpr) / (1.0 - tpr)))
+    if fpr == 0 and tpr - delta > 0:
+        candidates.append(math.inf)
+    return max(candidates)
+
+
+def empirical_epsilon(
+    tp: int,
+    n_members: int,
+    fp: int,
+    n_nonmembers: int,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+) -> dict[str, float]:
+    """Empirical lower bound on epsilon from one attack decision rule.
+
+    Any (epsilon, delta)-DP training algorithm satisfies ``TPR <= e^eps FPR + delta``
+    and ``1 - FPR <= e^eps (1 - TPR) + delta``. The point estimate plugs in the
+    observed rates; the lower bound, valid with probability ``confidence``, plugs in a
+    Clopper-Pearson lower bound on TPR and upper bound on FPR (each at
+    ``1 - (1 - confidence) / 2``, one-sided). The decision rule must be fixed before
+    looking at the evaluation records (e.g. the attack's ``threshold_``), or the bound
+    is optimistic.
+
+    Returns
+    -------
+    dict
+        ``{"epsilon": point estimate, "epsilon_lower": lower confidence bound}``.
+    """
+    if not (0 <= tp <= n_members and 0 <= fp <= n_nonmembers):
+        raise ValueError("need 0 <= tp <= n_members and 0 <= fp <= n_nonmembers")
+    point = _epsilon_from_rates(tp / n_members, fp / n_nonmembers, delta)
+    # a two-sided interval at `confidence` has one-sided bounds at 1 - (1 - confidence) / 2;
+    # both inequalities are weakest at (lowest plausible TPR, highest plausible FPR)
+    tpr_lo, _ = clopper_pearson(tp, n_members, confidence)
+    _, fpr_hi = clopper_pearson(fp, n_nonmembers, confidence)
+    lower = _epsilon_from_rates(tpr_lo, fpr_hi, delta)
+    return {"epsilon": point, "epsilon_lower": min(lower, point)}
+
+
+def attack_metrics(
+    membership: Any,
+    scores: Any,
+    *,
+    threshold: float | None = None,
+    fprs: tuple[float, ...] = (0.01, 0.001),
+    gammas: tuple[float, ...] = (1.0, 10.0),
+    confidence: float = 0.95,
+    n_bootstraps: int = 200,
+    random_state: Any = None,
+) -> dict[str, Any]:
+    """All headline metrics of one attack on one evaluation set.
+
+    Parameters
+    ----------
+    membership, scores : array-like of shape (n,)
+        Ground truth and attack scores.
+    threshold : float, default=None
+        The attack's own decision threshold (``threshold_``, chosen on public data).
+        PPV, advantage and the empirical epsilon are reported at it.
+    fprs : tuple of float
+        FPR levels for TPR and precision; levels below ``1/n_nonmembers`` are
+        reported as ``None``.
+    gammas : tuple of float
+        Priors for the PPV at ``threshold``.
+
+    Returns
+    -------
+    dict
+        Flat mapping of metric name to value (JSON-serialisable).
+    """
+    m, s = _check_membership_scores(membership, scores)
+    n_pos, n_neg = int(m.sum()), int((~m).sum())
+    out: dict[str, Any] = {"n_members": n_pos, "n_nonmembers": n_neg}
+    out["auc"] = auc(m, s)
+    lo, hi = bootstrap_auc_interval(
+        m, s, n_bootstraps=n_bootstraps, confidence=confidence, random_state=random_state
+    )
+    out["auc_low"], out["auc_high"] = lo, hi
+    out["max_advantage"] = max_advantage(m, s)
+    for alpha in fprs:
+        key = f"{alpha:g}"
+        try:
+            tp, fp, _ = _operating_point(m, s, alpha)
+        except UnresolvableFPRError:
+            out[f"tpr@{key}"] = out[f"tpr@{key}_low"] = out[f"tpr@{key}_high"] = None
+            out[f"precision@{key}"] = None
+            continue
+        out[f"tpr@{key}"] = tp / n_pos
+        out[f"tpr@{key}_low"], out[f"tpr@{key}_high"] = clopper_pearson(tp, n_pos, confidence)
+        out[f"precision@{key}"] = tp / (tp + fp) if tp + fp else None
+    if threshold is not None:
+        r = rates_at_threshold(m, s, threshold)
+        out["threshold"] = float(threshold)
+        out["tpr"], out["fpr"] = r["tpr"], r["fpr"]
+        out["tpr_low"], out["tpr_high"] = clopper_pearson(r["tp"], n_pos, confidence)
+        out["fpr_low"], out["fpr_high"] = clopper_pearson(r["fp"], n_neg, confidence)
+        out["advantage"] = advantage(r["tpr"], r["fpr"])
+        for g in gammas:
+            out[f"ppv@gamma={g:g}"] = ppv(r["tpr"], r["fpr"], g)
+        eps = empirical_epsilon(r["tp"], n_pos, r["fp"], n_neg, confidence=confidence)
+        out["epsilon"], out["epsilon_lower"] = eps["epsilon"], eps["epsilon_lower"]
+    return out

@@ -1,0 +1,422 @@
+"""One adapter that turns any fitted classifier into ``predict_proba``.
+
+Every attack talks to the model under audit through :class:`TargetModel`. It gives
+``predict_proba(X) -> (n, C)`` with a fixed class order (``classes_``), logits where the
+model exposes them, query counting, batching of large inputs, and clear errors for
+inputs the model cannot take.
+
+Supported models
+----------------
+- scikit-learn classifiers and ``Pipeline`` objects (including a ``ColumnTransformer``
+  over a pandas DataFrame with categorical columns);
+- XGBoost / CatBoost / LightGBM models through their scikit-learn API;
+- a torch ``nn.Module`` returning logits (``classes`` must be given);
+- a plain callable ``f(X) -> proba`` (``classes`` must be given, or ``range(C)`` is used);
+- precomputed probabilities for records scored elsewhere (:class:`PrecomputedProbabilities`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+__all__ = ["TargetModel", "PrecomputedProbabilities", "as_target", "n_rows", "take_rows"]
+
+#: Tolerance on ``sum(proba, axis=1) == 1``.
+PROBA_SUM_ATOL = 1e-3
+
+
+def n_rows(X: Any) -> int:
+    """Number of records in ``X`` (array, sparse matrix, DataFrame or sequence)."""
+    if hasattr(X, "shape") and len(getattr(X, "shape", ())) >= 1:
+        return int(X.shape[0])
+    return len(X)
+
+
+def take_rows(X: Any, index: np.ndarray | slice) -> Any:
+    """Rows ``index`` of ``X``, keeping its type (DataFrame stays a DataFrame)."""
+    if isinstance(X, (pd.DataFrame, pd.Series)):
+        return X.iloc[index]
+    if sp.issparse(X):
+        return X[index]
+    if isinstance(X, np.ndarray):
+        return X[index]
+    return np.asarray(X)[index]
+
+
+def concat_rows(parts: list[Any]) -> Any:
+    """Stack record blocks of one type (numpy, sparse or DataFrame) vertically."""
+    first = parts[0]
+    if isinstance(first, pd.DataFrame):
+        return pd.concat(parts, axis=0, ignore_index=True)
+    if sp.issparse(first):
+        return sp.vstack(parts, format="csr")
+    return np.concatenate([np.asarray(p) for p in parts], axis=0)
+
+
+def _n_columns(X: Any) -> int | None:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return int(shape[1])
+    return None
+
+
+class TargetModel:
+    """Query interface to a fitted classifier under audit.
+
+    Parameters
+    ----------
+    model : object
+        A fitted classifier with ``predict_proba`` (scikit-learn API), a torch
+        ``nn.Module`` returning logits, a callable ``f(X) -> proba``, or a
+        :class:`PrecomputedProbabilities`.
+    classes : array-like of shape (n_classes,), default=None
+        Class labels in the column order of the model's output. Taken from the
+        model's ``classes_`` when it has one. Required for torch modules and
+        callables whose labels are not ``0..C-1``.
+    batch_size : int, default=65536
+        Largest number of records sent to the model in one call.
+    device : str, default="auto"
+        Device for torch modules ("auto", "cpu", "cuda"); ignored otherwise.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labels in output column order.
+    n_queries_ : int
+        Number of records sent to the model so far.
+    has_logits : bool
+        Whether :meth:`predict_logits` returns the model's own logits.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        classes: Any = None,
+        batch_size: int = 65536,
+        device: str = "auto",
+    ) -> None:
+        if isinstance(model, TargetModel):
+            raise TypeError("model is already a TargetModel; use it directly")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.model = model
+        self.batch_size = int(batch_size)
+        self.device = device
+        self.n_queries_ = 0
+        self._kind = self._detect_kind(model)
+        self.classes_ = self._resolve_classes(model, classes)
+        self._class_sorter = np.argsort(self.classes_, kind="stable")
+        self.has_logits = self._kind == "torch"
+        self._torch_device = None
+
+    # ------------------------------------------------------------------ setup
+    @staticmethod
+    def _detect_kind(model: Any) -> str:
+        if isinstance(model, PrecomputedProbabilities):
+            return "precomputed"
+        module = type(model).__module__ or ""
+        if module.startswith("torch") or _is_torch_module(model):
+            return "torch"
+        if hasattr(model, "predict_proba"):
+            return "sklearn"
+        if callable(model):
+            return "callable"
+        raise TypeError(
+            f"target of type {type(model).__name__} has no predict_proba; pass a fitted "
+            "classifier with predict_proba, a torch nn.Module, a callable returning "
+            "probabilities, or tabmia.target.PrecomputedProbabilities"
+        )
+
+    def _resolve_classes(self, model: Any, classes: Any) -> np.ndarray:
+        if classes is not None:
+            out = np.asarray(classes)
+        elif hasattr(model, "classes_"):
+            out = np.asarray(model.classes_)
+        elif self._kind == "precomputed":
+            out = np.arange(model.proba.shape[1])
+        elif self._kind == "sklearn":
+            raise ValueError(
+                f"target {type(model).__name__} has predict_proba but no classes_: is it "
+                "fitted? Fit it first, or pass classes= in the column order of its output"
+            )
+        else:
+            raise ValueError(
+                f"classes is required for a target of type {type(model).__name__} "
+                "(labels in the column order of its output)"
+            )
+        if out.ndim != 1 or out.size < 2:
+            raise ValueError(f"classes must be 1-D with at least 2 labels, got {out!r}")
+        if len(np.unique(out)) != out.size:
+            raise ValueError(f"classes must be unique, got {out!r}")
+        return out
+
+    @property
+    def n_classes(self) -> int:
+        """Number of output columns."""
+        return int(self.classes_.size)
+
+    # -------------------------------------------------------------- labels
+    def encode_labels(self, y: Any, *, name: str = "y") -> np.ndarray:
+        """Map labels to output column indices.
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds labels the target never saw, or is not 1-D, or has NaN.
+        """
+        y_arr = np.asarray(y)
+        if y_arr.ndim != 1:
+            y_arr = np.ravel(y_arr) if y_arr.ndim == 2 and y_arr.shape[1] == 1 else y_arr
+        if y_arr.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {np.shape(y)}")
+        if y_arr.dtype.kind == "f" and np.isnan(y_arr).any():
+            raise ValueError(f"{name} contains NaN labels")
+        classes = self.classes_
+        try:
+            sorted_classes = classes[self._class_sorter]
+            pos = np.searchsorted(sorted_classes, y_arr)
+            pos_clipped = np.clip(pos, 0, classes.size - 1)
+            found = sorted_classes[pos_clipped] == y_arr
+        except TypeError:  # mixed types, e.g. str labels vs int classes
+            found = np.zeros(y_arr.shape, dtype=bool)
+            pos_clipped = np.zeros(y_arr.shape, dtype=np.intp)
+        if not np.all(found):
+            unseen = pd.unique(pd.Series(y_arr[~np.asarray(found)]))[:10]
+            raise ValueError(
+                f"{name} contains labels the target never saw: {list(unseen)}; "
+                f"the target's classes are {list(classes[:20])}"
+                + (" ..." if classes.size > 20 else "")
+            )
+        return self._class_sorter[pos_clipped].astype(np.intp)
+
+    # ------------------------------------------------------------- queries
+    def _check_columns(self, X: Any) -> None:
+        expected = getattr(self.model, "n_features_in_", None)
+        names = getattr(self.model, "feature_names_in_", None)
+        if isinstance(X, pd.DataFrame) and names is not None:
+            missing = [c for c in names if c not in X.columns]
+            if missing:
+                raise ValueError(
+                    f"X is missing columns the target was trained on: {missing[:10]}"
+                )
+            return
+        n_cols = _n_columns(X)
+        if expected is not None and n_cols is not None and n_cols != int(expected):
+            raise ValueError(
+                f"X has {n_cols} columns but the target was trained on {int(expected)}"
+            )
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, shape ``(n, n_classes)``, float64, in ``classes_`` order.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has the wrong columns or the model returns something that is
+            not a probability matrix.
+        """
+        n = n_rows(X)
+        if n == 0:
+            raise ValueError("X has no records")
+        self._check_columns(X)
+        if self._kind == "torch":
+            logits = self.predict_logits(X)
+            return _softmax(logits)
+        blocks = []
+        for start in range(0, n, self.batch_size):
+            part = take_rows(X, slice(start, min(start + self.batch_size, n)))
+            blocks.append(self._raw_proba(part))
+        proba = np.concatenate(blocks, axis=0) if len(blocks) > 1 else blocks[0]
+        self.n_queries_ += n
+        return self._validate_proba(proba, n)
+
+    def _raw_proba(self, X: Any) -> np.ndarray:
+        if self._kind == "sklearn":
+            return np.asarray(self.model.predict_proba(X))
+        if self._kind == "precomputed":
+            return self.model.lookup(X)
+        return np.asarray(self.model(X))
+
+    def _validate_proba(self, proba: np.ndarray, n: int) -> np.ndarray:
+        proba = np.asarray(proba, dtype=np.float64)
+        if proba.ndim == 1 and self.n_classes == 2:  # P(class 1) only
+            proba = np.column_stack([1.0 - proba, proba])
+        if proba.shape != (n, self.n_classes):
+            raise ValueError(
+                f"the target returned probabilities of shape {proba.shape}, expected "
+                f"({n}, {self.n_classes})"
+            )
+        if not np.all(np.isfinite(proba)):
+            raise ValueError("the target returned probabilities that are NaN or infinite")
+        if proba.min() < -1e-9 or proba.max() > 1 + 1e-9:
+            raise ValueError(
+                "the target returned values outside [0, 1]: these are not probabilities "
+                "(logits? wrap a torch module, or apply softmax first)"
+            )
+        sums = proba.sum(axis=1)
+        if np.abs(sums - 1.0).max() > PROBA_SUM_ATOL:
+            raise ValueError(
+                "the target returned rows that do not sum to 1 (max deviation "
+                f"{np.abs(sums - 1.0).max():.3g}): these are not probabilities"
+            )
+        return np.clip(proba, 0.0, 1.0)
+
+    def predict_logits(self, X: Any) -> np.ndarray:
+        """Logits of a torch target, shape ``(n, n_classes)``, float64.
+
+        For other targets, ``log(predict_proba(X))`` (logits up to a per-row constant,
+        which is all LiRA's hinge and logit-scaled scores need).
+        """
+        if self._kind != "torch":
+            return np.log(np.clip(self.predict_proba(X), 1e-300, None))
+        import torch
+
+        module = self.model
+        device = self._resolve_torch_device(module)
+        n = n_rows(X)
+        out = []
+        was_training = module.training
+        module.eval()
+        try:
+            with torch.no_grad():
+                for start in range(0, n, self.batch_size):
+                    part = take_rows(X, slice(start, min(start + self.batch_size, n)))
+                    xb = _to_tensor(part, device)
+                    out.append(module(xb).detach().to("cpu").double().numpy())
+        finally:
+            module.train(was_training)
+        logits = np.concatenate(out, axis=0)
+        self.n_queries_ += n
+        if logits.shape != (n, self.n_classes):
+            raise ValueError(
+                f"the torch target returned logits of shape {logits.shape}, expected "
+                f"({n}, {self.n_classes})"
+            )
+        if not np.all(np.isfinite(logits)):
+            raise ValueError("the torch target returned NaN or infinite logits")
+        return logits
+
+    def _resolve_torch_device(self, module: Any) -> Any:
+        if self._torch_device is None:
+            from tabmia._device import resolve_device
+
+            try:
+                param = next(module.parameters())
+                current = param.device
+            except StopIteration:  # no parameters
+                current = None
+            if self.device == "auto" and current is not None:
+                self._torch_device = current
+            else:
+                self._torch_device = resolve_device(self.device)
+                module.to(self._torch_device)
+        return self._torch_device
+
+    def __repr__(self) -> str:
+        return (
+            f"TargetModel({type(self.model).__name__}, n_classes={self.n_classes}, "
+            f"n_queries={self.n_queries_})"
+        )
+
+
+class PrecomputedProbabilities:
+    """Probabilities computed elsewhere, looked up by record content.
+
+    Use it when the model cannot be run here (trained and served elsewhere): give
+    the records and the probabilities the model gave them. ``predict_proba`` on any
+    subset of those records returns their stored rows; a record that was not given
+    raises a clear error (so attacks that perturb records, like Merlin, cannot run).
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or DataFrame of shape (n, d)
+        Records that were scored.
+    proba : array-like of shape (n, n_classes)
+        The model's probabilities for those records.
+    """
+
+    def __init__(self, X: Any, proba: Any) -> None:
+        proba = np.asarray(proba, dtype=np.float64)
+        if proba.ndim != 2:
+            raise ValueError(f"proba must be 2-D (n, n_classes), got shape {proba.shape}")
+        if n_rows(X) != proba.shape[0]:
+            raise ValueError(
+                f"X has {n_rows(X)} records but proba has {proba.shape[0]} rows"
+            )
+        keys = _row_keys(X)
+        index = pd.Index(keys)
+        if not index.is_unique:
+            # duplicated records: the first row's probabilities are used for all copies
+            first = ~index.duplicated(keep="first")
+            index, proba = index[first], proba[first]
+        self._index = index
+        self.proba = proba
+        self.n_features_in_ = _n_columns(X)
+
+    def lookup(self, X: Any) -> np.ndarray:
+        """Stored probabilities of the records ``X``."""
+        pos = self._index.get_indexer(_row_keys(X))
+        if (pos < 0).any():
+            raise ValueError(
+                f"{int((pos < 0).sum())} of {pos.size} records were not among the "
+                "records whose probabilities were given (PrecomputedProbabilities cannot "
+                "score new or perturbed records)"
+            )
+        return self.proba[pos]
+
+
+def _row_keys(X: Any) -> np.ndarray:
+    """A 64-bit hash per record, equal for equal rows."""
+    if sp.issparse(X):
+        X = X.toarray()
+    if isinstance(X, pd.DataFrame):
+        frame = X.reset_index(drop=True)
+    else:
+        arr = np.asarray(X)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        frame = pd.DataFrame(arr)
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=1, keepdims=True)
+    return z
+
+
+def _is_torch_module(model: Any) -> bool:
+    for klass in type(model).__mro__:
+        if klass.__module__.startswith("torch.nn") and klass.__name__ == "Module":
+            return True
+    return False
+
+
+def _to_tensor(X: Any, device: Any) -> Any:
+    import torch
+
+    if sp.issparse(X):
+        X = X.toarray()
+    if isinstance(X, pd.DataFrame):
+        X = X.to_numpy(dtype=np.float32)
+    return torch.as_tensor(np.asarray(X, dtype=np.float32), device=device)
+
+
+def as_target(model: Any, **kwargs: Any) -> TargetModel:
+    """Wrap ``model`` in a :class:`TargetModel` (returned as is if it already is one)."""
+    if isinstance(model, TargetModel):
+        return model
+    if model is None:
+        raise ValueError("target is None: pass the fitted model under audit as target=")
+    return TargetModel(model, **kwargs)
+
+
+TargetLike = Any
+ProbaCallable = Callable[[Any], np.ndarray]

@@ -1,0 +1,194 @@
+"""Decision thresholds chosen for an attack goal (Jayaraman et al., Procedure 5.1).
+
+A threshold is chosen from records the attacker *knows* to be non-members (its public
+data, which the target did not train on) and, for goals that need them, simulated
+members (records a proxy model of the attacker's own did train on). Never from the
+candidates under attack.
+
+Goals
+-----
+``"fpr"``
+    The lowest threshold whose false positive rate on a fresh non-member is at most
+    ``fpr``. With ``n`` calibration non-members the threshold sits just above the
+    ``ceil((n + 1)(1 - fpr))``-th smallest score, the split-conformal rule: for
+    exchangeable scores the expected FPR on fresh non-members is at most ``fpr``
+    (exactly ``floor(fpr (n + 1)) / (n + 1)`` without ties). ``fpr < 1 / (n + 1)``
+    cannot be promised and raises :class:`~tabmia.metrics.UnresolvableFPRError`.
+``"max_ppv"``
+    The threshold maximising ``PPV = TPR / (TPR + prior * FPR)`` on simulated members
+    and non-members; among thresholds reaching the maximum, the lowest (it flags the
+    most members).
+``"max_advantage"``
+    The threshold maximising ``TPR - FPR``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tabmia.metrics import UnresolvableFPRError
+
+__all__ = ["GOALS", "threshold_at_fpr", "select_threshold", "ClassConditionalRanks"]
+
+#: Goals accepted by :func:`select_threshold`.
+GOALS: tuple[str, ...] = ("fpr", "max_ppv", "max_advantage")
+
+
+def _as_scores(scores: Any, name: str) -> np.ndarray:
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    if s.size == 0:
+        raise ValueError(f"{name} is empty")
+    if not np.all(np.isfinite(s)):
+        raise ValueError(f"{name} contains {int((~np.isfinite(s)).sum())} NaN or infinite values")
+    return s
+
+
+def threshold_at_fpr(nonmember_scores: Any, fpr: float) -> float:
+    """Lowest threshold promising FPR ``<= fpr`` on fresh non-members (split-conformal).
+
+    Parameters
+    ----------
+    nonmember_scores : array-like of shape (n,)
+        Attack scores of records known to be non-members.
+    fpr : float
+        Target false positive rate, in (0, 1).
+
+    Returns
+    -------
+    float
+        Flag a record as member when ``score >= threshold``.
+
+    Raises
+    ------
+    UnresolvableFPRError
+        If ``fpr < 1 / (n + 1)``.
+    """
+    s = np.sort(_as_scores(nonmember_scores, "nonmember_scores"))
+    if not 0.0 < fpr < 1.0:
+        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+    n = s.size
+    j = math.ceil((n + 1) * (1.0 - fpr) - 1e-9)  # 1-based rank in ascending order
+    if j > n:
+        raise UnresolvableFPRError(
+            f"fpr={fpr:g} cannot be promised from {n} non-member scores: it needs at "
+            f"least {math.ceil(1.0 / fpr) - 1} (and well over that for a stable "
+            "threshold); give the attack more public records or ask for a larger fpr"
+        )
+    return float(np.nextafter(s[j - 1], np.inf))
+
+
+def _rates_by_threshold(
+    nonmember: np.ndarray, member: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    thresholds = np.unique(np.r_[nonmember, member])  # ascending
+    neg = np.sort(nonmember)
+    pos = np.sort(member)
+    fpr = 1.0 - np.searchsorted(neg, thresholds, side="left") / neg.size
+    tpr = 1.0 - np.searchsorted(pos, thresholds, side="left") / pos.size
+    return thresholds, tpr, fpr
+
+
+def select_threshold(
+    nonmember_scores: Any,
+    member_scores: Any = None,
+    *,
+    goal: str = "fpr",
+    fpr: float = 0.01,
+    prior: float = 1.0,
+) -> float:
+    """Threshold for an attack goal (Procedure 5.1).
+
+    Parameters
+    ----------
+    nonmember_scores : array-like of shape (n0,)
+        Scores of known non-members.
+    member_scores : array-like of shape (n1,), default=None
+        Scores of simulated members; required for ``"max_ppv"`` and ``"max_advantage"``.
+    goal : {"fpr", "max_ppv", "max_advantage"}
+        What the threshold optimises.
+    fpr : float, default=0.01
+        Target FPR for ``goal="fpr"``.
+    prior : float, default=1.0
+        Non-members per member (``gamma``) for ``goal="max_ppv"``.
+
+    Returns
+    -------
+    float
+        Flag ``score >= threshold``.
+    """
+    if goal not in GOALS:
+        raise ValueError(f"goal must be one of {GOALS}, got {goal!r}")
+    neg = _as_scores(nonmember_scores, "nonmember_scores")
+    if goal == "fpr":
+        return threshold_at_fpr(neg, fpr)
+    if member_scores is None:
+        raise ValueError(f"goal={goal!r} needs member_scores (simulated members)")
+    if prior <= 0:
+        raise ValueError(f"prior must be > 0, got {prior}")
+    pos = _as_scores(member_scores, "member_scores")
+    thresholds, tpr, fpr_ = _rates_by_threshold(neg, pos)
+    if goal == "max_advantage":
+        value = tpr - fpr_
+    else:
+        den = tpr + prior * fpr_
+        value = np.where(tpr > 0, tpr / np.where(den > 0, den, 1.0), -np.inf)
+    best = value.max()
+    # thresholds are ascending: the first maximiser is the lowest threshold
+    i = int(np.flatnonzero(value >= best - 1e-12)[0])
+    return float(thresholds[i])
+
+
+class ClassConditionalRanks:
+    """Per-label ranks of a score among known non-members of the same label.
+
+    Maps a score ``s`` of a record with label ``c`` to its mid-rank among the
+    non-member scores of label ``c``: ``(#{< s} + #{<= s} / 2 + 1/2) / (n_c + 1)``.
+    A single threshold on these ranks is one threshold per label at the same FPR:
+    Jayaraman et al.'s class-based thresholds (Yeom class-based). Labels with fewer
+    than ``min_per_class`` non-members are ranked against all non-members.
+
+    Parameters
+    ----------
+    min_per_class : int, default=20
+        Smallest number of non-members a label needs for its own ranking.
+    """
+
+    def __init__(self, min_per_class: int = 20) -> None:
+        self.min_per_class = min_per_class
+
+    def fit(self, scores: Any, y: Any, n_classes: int) -> ClassConditionalRanks:
+        """Store the sorted non-member scores of each label."""
+        s = _as_scores(scores, "scores")
+        y = np.asarray(y)
+        if y.shape != s.shape:
+            raise ValueError("scores and y must have the same length")
+        self.pooled_ = np.sort(s)
+        order = np.lexsort((s, y))
+        y_sorted, s_sorted = y[order], s[order]
+        bounds = np.searchsorted(y_sorted, np.arange(n_classes + 1))
+        self.sorted_by_class_ = [s_sorted[bounds[c] : bounds[c + 1]] for c in range(n_classes)]
+        self.uses_own_ = np.array(
+            [v.size >= self.min_per_class for v in self.sorted_by_class_], dtype=bool
+        )
+        return self
+
+    def transform(self, scores: Any, y: Any) -> np.ndarray:
+        """Mid-rank of each score among the non-members of its label, in (0, 1)."""
+        s = np.asarray(scores, dtype=np.float64)
+        y = np.asarray(y)
+        out = np.empty_like(s)
+        own = self.uses_own_[y]
+        out[~own] = _mid_rank(self.pooled_, s[~own])
+        for c in np.unique(y[own]):  # loop over labels, vectorised within a label
+            mask = y == c
+            out[mask] = _mid_rank(self.sorted_by_class_[c], s[mask])
+        return out
+
+
+def _mid_rank(sorted_ref: np.ndarray, s: np.ndarray) -> np.ndarray:
+    below = np.searchsorted(sorted_ref, s, side="left")
+    at_or_below = np.searchsorted(sorted_ref, s, side="right")
+    return (below + at_or_below + 1) / 2.0 / (sorted_ref.size + 1)
