@@ -78,6 +78,11 @@ class BaseMembershipAttack(BaseEstimator):
     #: Whether ``fit`` expects a pool that contains the candidate records (LiRA online).
     _fit_includes_candidates: bool = False
 
+    @classmethod
+    def _fast_params(cls) -> dict[str, Any]:
+        """Settings that make the attack quick enough for the common contract tests."""
+        return {}
+
     # -------------------------------------------------------------- sklearn hooks
     def __sklearn_clone__(self) -> BaseMembershipAttack:
         """Clone the attack's settings, keeping the fitted target by reference."""

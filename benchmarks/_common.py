@@ -1,0 +1,107 @@
+"""Shared plumbing of the benchmark scripts: machine facts, versions, result files."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+_PACKAGES = (
+    "tabmia", "numpy", "scipy", "pandas", "sklearn", "catboost", "xgboost", "lightgbm",
+    "optuna", "torch", "joblib",
+)
+
+
+def use_shared_data() -> None:
+    """Point TABMIA_DATA at ../shared/data when it exists and nothing else is set."""
+    if "TABMIA_DATA" not in os.environ and SHARED_DATA.is_dir():
+        os.environ["TABMIA_DATA"] = str(SHARED_DATA)
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU, cores, memory, GPU (if any) and package versions of this run."""
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    info["cpu_model"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as fh:
+            info["mem_total_gb"] = round(int(fh.readline().split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    versions = {}
+    for name in _PACKAGES:
+        try:
+            versions[name] = importlib.import_module(name).__version__
+        except Exception:  # noqa: BLE001 - absent or broken optional package
+            versions[name] = None
+    info["versions"] = versions
+    try:
+        import torch
+
+        info["gpu"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    except ImportError:
+        info["gpu"] = None
+    return info
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
+def write_results(name: str, payload: dict[str, Any], markdown: str) -> tuple[Path, Path]:
+    """Write ``results/<name>.json`` (payload + machine) and ``results/<name>.md``."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    machine = machine_info()
+    payload = {"benchmark": name, "machine": machine, **payload}
+    json_path = RESULTS / f"{name}.json"
+    json_path.write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
+    header = (
+        f"# {name}\n\n"
+        f"Machine: {machine.get('cpu_model', machine['processor'])}, "
+        f"{machine['cpu_count']} cores, {machine.get('mem_total_gb', '?')} GB, "
+        f"GPU: {machine['gpu'] or 'none'}; Python {machine['python']}; {machine['date']}\n\n"
+        "Versions: "
+        + ", ".join(f"{k} {v}" for k, v in machine["versions"].items() if v)
+        + "\n\n"
+    )
+    md_path = RESULTS / f"{name}.md"
+    md_path.write_text(header + markdown.rstrip() + "\n")
+    return json_path, md_path
+
+
+def mean_std(values: Any) -> str:
+    """``mean ± std`` of the finite values, or ``n/a``."""
+    v = np.asarray([x for x in values if x is not None], dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return "n/a"
+    return f"{v.mean():.3f} ± {v.std(ddof=1) if v.size > 1 else 0.0:.3f}"

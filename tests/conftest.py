@@ -1,0 +1,37 @@
+"""Test setup: offline data home, and no network for any test."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+if SHARED_DATA.is_dir():
+    os.environ.setdefault("TABMIA_DATA", str(SHARED_DATA))
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch):
+    """Fail any test that opens a non-loopback connection."""
+    real_connect = socket.socket.connect
+
+    def guarded(self, address, *args, **kwargs):
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and not (
+            host.startswith("127.") or host in ("localhost", "::1") or host.startswith("/")
+        ):
+            raise RuntimeError(f"test tried to reach the network: {address!r}")
+        return real_connect(self, address, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data, or skip when this checkout has none beside it."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not beside this checkout")
+    return SHARED_DATA
