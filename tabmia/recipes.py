@@ -1,0 +1,132 @@
+"""Named target recipes and attack presets used by the CLI and the benchmarks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+__all__ = ["MODEL_NAMES", "make_model", "ATTACK_NAMES", "make_attack", "tabular_preprocessor"]
+
+
+def tabular_preprocessor() -> ColumnTransformer:
+    """One-hot encode categorical/object columns, standardise numeric ones."""
+    return ColumnTransformer(
+        [
+            (
+                "categorical",
+                OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                make_column_selector(dtype_include=["category", "object", "string"]),
+            ),
+            ("numeric", StandardScaler(), make_column_selector(dtype_include="number")),
+        ],
+        sparse_threshold=0.0,
+    )
+
+
+def _random_forest() -> Any:
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=100, n_jobs=1)
+
+
+def _gradient_boosting() -> Any:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(max_iter=200)
+
+
+def _logistic_regression() -> Any:
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(max_iter=2000)
+
+
+def _mlp() -> Any:
+    from sklearn.neural_network import MLPClassifier
+
+    return MLPClassifier(hidden_layer_sizes=(256, 256), max_iter=300)
+
+
+def _catboost() -> Any:
+    from catboost import CatBoostClassifier
+
+    return CatBoostClassifier(iterations=300, verbose=0, allow_writing_files=False, thread_count=2)
+
+
+_MODELS: dict[str, Callable[[], Any]] = {
+    "random_forest": _random_forest,
+    "gradient_boosting": _gradient_boosting,
+    "logistic_regression": _logistic_regression,
+    "mlp": _mlp,
+    "catboost": _catboost,
+}
+
+#: Target recipes known by name.
+MODEL_NAMES: tuple[str, ...] = tuple(_MODELS)
+
+
+def make_model(name: str, X: Any = None) -> Any:
+    """Unfitted target recipe ``name``; wrapped in a preprocessing Pipeline for DataFrames."""
+    if name not in _MODELS:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+    model = _MODELS[name]()
+    if isinstance(X, pd.DataFrame):
+        return Pipeline([("prepare", tabular_preprocessor()), ("model", model)])
+    return Pipeline([("scale", StandardScaler()), ("model", model)])
+
+
+def _preset_score(score: str, **kw: Any) -> Callable[[], Any]:
+    def build() -> Any:
+        from tabmia.attacks import ScoreAttack
+
+        return ScoreAttack(score=score, **kw)
+
+    return build
+
+
+def _preset(module: str, cls: str, **kw: Any) -> Callable[[], Any]:
+    def build() -> Any:
+        import importlib
+
+        try:
+            klass = getattr(importlib.import_module(f"tabmia.attacks.{module}"), cls)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"attack {cls} is not available in this install: {exc}") from exc
+        return klass(**kw)
+
+    return build
+
+
+_ATTACKS: dict[str, Callable[[], Any]] = {
+    "loss": _preset("loss", "LossAttack"),
+    "loss_class": _preset("loss", "LossAttack", class_based=True),
+    "confidence": _preset_score("confidence"),
+    "entropy": _preset_score("entropy"),
+    "modified_entropy": _preset_score("modified_entropy"),
+    "hinge": _preset_score("hinge"),
+    "lira": _preset("lira", "LiRAAttack", n_shadow=16),
+    "lira_online": _preset("lira", "LiRAAttack", n_shadow=16, online=True),
+    "calibrated": _preset("calibrated", "CalibratedAttack"),
+    "rmia": _preset("rmia", "RMIAAttack"),
+    "quantile": _preset("quantile", "QuantileAttack"),
+    "merlin": _preset("merlin", "MerlinAttack"),
+    "morgan": _preset("merlin", "MorganAttack"),
+}
+
+#: Attack presets known by name.
+ATTACK_NAMES: tuple[str, ...] = tuple(_ATTACKS)
+
+
+def make_attack(name: str, **params: Any) -> Any:
+    """Unfitted attack preset ``name`` with extra ``params`` set where it takes them."""
+    if name not in _ATTACKS:
+        raise ValueError(f"unknown attack {name!r}; choose from {', '.join(ATTACK_NAMES)}")
+    attack = _ATTACKS[name]()
+    valid = attack.get_params(deep=False)
+    attack.set_params(**{k: v for k, v in params.items() if k in valid})
+    return attack

@@ -1,0 +1,6 @@
+"""Tables, plots and report files of attack results."""
+
+from tabmia.report.plots import plot_roc, plot_score_histograms
+from tabmia.report.tables import markdown_table, results_table
+
+__all__ = ["results_table", "markdown_table", "plot_roc", "plot_score_histograms"]

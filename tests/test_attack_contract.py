@@ -1,0 +1,161 @@
+"""Every attack class, discovered (not listed by hand), keeps the same contract.
+
+- finite float scores, one per candidate; predict == (score >= threshold_)
+- same random_state, same scores; n_jobs does not change them
+- clone keeps the fitted target by reference; get_params / set_params round-trip
+- better than chance on an overfit target; at chance on a model that never saw
+  the candidates (AUC within 0.5 +- 0.05, mean over seeds)
+- documented bad input raises its documented error
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.neural_network import MLPClassifier
+
+import tabmia.attacks
+from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.metrics import auc
+from tabmia.target import concat_rows
+
+
+def _discover() -> list[type]:
+    for info in pkgutil.iter_modules(tabmia.attacks.__path__):
+        importlib.import_module(f"tabmia.attacks.{info.name}")
+    found, stack = set(), [BaseMembershipAttack]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            stack.append(sub)
+            if not inspect.isabstract(sub) and sub.__module__.startswith("tabmia.attacks"):
+                found.add(sub)
+    return sorted(found, key=lambda c: c.__name__)
+
+
+ATTACKS = _discover()
+PARALLEL_ATTACKS = [c for c in ATTACKS if "n_jobs" in c().get_params()]
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _data(seed: int):
+    X, y = make_classification(n_samples=3000, n_features=12, n_informative=8, n_classes=3,
+                               flip_y=0.15, class_sep=0.8, random_state=seed)
+    return X.astype(np.float32), y
+
+
+def _target(X, y, seed):
+    return MLPClassifier(hidden_layer_sizes=(64, 64), max_iter=400, alpha=0.0,
+                         random_state=seed).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def overfit():
+    X, y = _data(0)
+    tr, pub, out = np.arange(400), np.arange(400, 2200), np.arange(2200, 2600)
+    return {"target": _target(X[tr], y[tr], 0), "X": X, "y": y, "public": pub,
+            "members": tr, "nonmembers": out}
+
+
+def _make(cls, target, **extra):
+    params = {**cls._fast_params(), **extra}
+    return cls(target=target, **params)
+
+
+def _fit(attack, X, y, pub, cand):
+    if attack._fit_includes_candidates:
+        return attack.fit(concat_rows([X[pub], X[cand]]), np.r_[y[pub], y[cand]])
+    return attack.fit(X[pub], y[pub])
+
+
+def _run(attack, d, random_state=0):
+    attack.set_params(random_state=random_state)
+    cand = np.r_[d["members"], d["nonmembers"]]
+    _fit(attack, d["X"], d["y"], d["public"], cand)
+    return attack.decision_function(d["X"][cand], d["y"][cand])
+
+
+def test_discovery_finds_the_core_attacks():
+    names = {c.__name__ for c in ATTACKS}
+    assert {"LossAttack", "ScoreAttack"} <= names
+
+
+@pytest.mark.parametrize("cls", ATTACKS, ids=lambda c: c.__name__)
+def test_scores_shape_predict_determinism_and_overfit_signal(cls, overfit):
+    a = _make(cls, overfit["target"])
+    s = _run(a, overfit)
+    n = overfit["members"].size + overfit["nonmembers"].size
+    assert s.shape == (n,) and s.dtype == np.float64 and np.all(np.isfinite(s))
+    cand = np.r_[overfit["members"], overfit["nonmembers"]]
+    assert np.array_equal(a.predict(overfit["X"][cand], overfit["y"][cand]), s >= a.threshold_)
+    # same seed, same numbers
+    s2 = _run(_make(cls, overfit["target"]), overfit)
+    assert np.array_equal(s, s2)
+    member = np.r_[np.ones(overfit["members"].size, bool), np.zeros(overfit["nonmembers"].size, bool)]
+    assert auc(member, s) > 0.6, f"{cls.__name__} does not beat chance on an overfit target"
+
+
+@pytest.mark.parametrize("cls", PARALLEL_ATTACKS, ids=lambda c: c.__name__)
+def test_n_jobs_does_not_change_scores(cls, overfit):
+    s1 = _run(_make(cls, overfit["target"], n_jobs=1), overfit)
+    s2 = _run(_make(cls, overfit["target"], n_jobs=2), overfit)
+    assert np.array_equal(s1, s2)
+
+
+@pytest.mark.parametrize("cls", ATTACKS, ids=lambda c: c.__name__)
+def test_clone_keeps_target_and_params_round_trip(cls, overfit):
+    a = _make(cls, overfit["target"], random_state=3)
+    b = clone(a)
+    assert b.target is overfit["target"]
+    assert b.get_params(deep=False).keys() == a.get_params(deep=False).keys()
+    for k, v in a.get_params(deep=False).items():
+        if k != "target":
+            assert b.get_params(deep=False)[k] == v or b.get_params(deep=False)[k] is v
+    fpr_before = a.fpr
+    b.set_params(fpr=0.05)
+    assert b.fpr == 0.05 and a.fpr == fpr_before
+    # no work in __init__: nothing fitted before fit
+    assert not hasattr(cls(), "threshold_")
+
+
+@pytest.mark.parametrize("cls", ATTACKS, ids=lambda c: c.__name__)
+def test_chance_level_on_a_model_that_never_saw_the_candidates(cls):
+    aucs = []
+    for seed in range(3):
+        X, y = _data(100 + seed)
+        target = _target(X[:400], y[:400], seed)
+        # "members" come from the population, never from the training set
+        d = {"X": X, "y": y, "public": np.arange(400, 2200), "members": np.arange(2200, 2600),
+             "nonmembers": np.arange(2600, 3000)}
+        s = _run(_make(cls, target), d, random_state=seed)
+        aucs.append(auc(np.r_[np.ones(400, bool), np.zeros(400, bool)], s))
+    assert abs(np.mean(aucs) - 0.5) < 0.05, aucs
+
+
+@pytest.mark.parametrize("cls", ATTACKS, ids=lambda c: c.__name__)
+def test_bad_input_raises_documented_errors(cls, overfit):
+    X, y, pub = overfit["X"], overfit["y"], overfit["public"]
+    with pytest.raises(ValueError, match="target is None"):
+        cls(**cls._fast_params()).fit(X[pub], y[pub])
+    a = _make(cls, overfit["target"])
+    with pytest.raises(ValueError, match="records but y has"):
+        a.fit(X[pub], y[pub][:-1])
+    with pytest.raises(ValueError, match="never saw"):
+        a.fit(X[pub], np.full(pub.size, 7))
+    with pytest.raises(ValueError, match="fpr"):
+        _make(cls, overfit["target"], fpr=1.5).fit(X[pub], y[pub])
+    with pytest.raises(ValueError, match="fpr=0.0001 is too small"):
+        _make(cls, overfit["target"], fpr=1e-4).fit(X[pub], y[pub])
+    with pytest.raises(Exception, match="not fitted"):
+        a.decision_function(X[:5], y[:5])
+    _fit(a, X, y, pub, np.r_[overfit["members"], overfit["nonmembers"]])
+    with pytest.raises(ValueError, match="columns"):
+        a.decision_function(X[:5, :4], y[:5])
+    with pytest.raises(ValueError, match="y is required"):
+        a.decision_function(X[:5], None)

@@ -1,0 +1,69 @@
+"""Thresholds keep the FPR they promise on fresh non-members (Procedure 5.1)."""
+
+import numpy as np
+import pytest
+
+from tabmia.metrics import UnresolvableFPRError, clopper_pearson
+from tabmia.thresholds import ClassConditionalRanks, select_threshold, threshold_at_fpr
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.05])
+def test_threshold_fpr_on_fresh_nonmembers_within_binomial_interval(alpha):
+    rng = np.random.default_rng(7)
+    n_fresh = 20000
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        t = threshold_at_fpr(rng.gumbel(size=3000), alpha)
+        flagged = int((rng.gumbel(size=n_fresh) >= t).sum())
+        # the threshold itself is random: check against the interval around alpha
+        # widened by the calibration sample's own binomial spread (n=3000)
+        lo, hi = clopper_pearson(round(alpha * n_fresh), n_fresh)
+        slack = 2.5 * np.sqrt(alpha * (1 - alpha) / 3000)
+        assert lo - slack <= flagged / n_fresh <= hi + slack
+
+
+def test_threshold_expected_fpr_is_conformal():
+    rng = np.random.default_rng(0)
+    fprs = [(rng.normal(size=50000) >= threshold_at_fpr(rng.normal(size=500), 0.05)).mean()
+            for _ in range(60)]
+    # E[FPR] = floor(0.05 * 501) / 501 = 25/501 = 0.0499
+    assert np.mean(fprs) == pytest.approx(25 / 501, abs=0.004)
+
+
+def test_threshold_with_ties_never_exceeds_promise():
+    # tree-like scores: 90% of non-members tie at the top value
+    s = np.r_[np.ones(900), np.linspace(0, 0.5, 100)]
+    t = threshold_at_fpr(s, 0.05)
+    assert (s >= t).mean() <= 0.05
+    assert t > 1.0  # the tied block cannot be flagged at 5% FPR
+
+
+def test_unresolvable_alpha_raises():
+    with pytest.raises(UnresolvableFPRError, match="at least 999"):
+        threshold_at_fpr(np.arange(500.0), 0.001)
+
+
+def test_max_ppv_and_max_advantage_by_hand():
+    neg = np.array([0.1, 0.2, 0.3, 0.4])
+    pos = np.array([0.35, 0.5, 0.6, 0.7])
+    # t=0.5: TPR 3/4, FPR 0 -> PPV 1 (t=0.45 etc. not candidates); lowest t with PPV 1 = 0.5
+    assert select_threshold(neg, pos, goal="max_ppv") == 0.5
+    # advantage: t=0.35 -> 1 - 1/4 = 0.75 ; t=0.5 -> 0.75 ; lowest maximiser 0.35
+    assert select_threshold(neg, pos, goal="max_advantage") == 0.35
+    with pytest.raises(ValueError, match="member_scores"):
+        select_threshold(neg, goal="max_ppv")
+    with pytest.raises(ValueError, match="goal"):
+        select_threshold(neg, goal="accuracy")
+    with pytest.raises(ValueError, match="NaN"):
+        select_threshold(np.array([0.1, np.nan]), goal="fpr", fpr=0.5)
+
+
+def test_class_conditional_ranks_give_per_class_fpr():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, size=6000)
+    s = rng.normal(size=6000) + 3.0 * y  # class 2 scores are much higher
+    ranks = ClassConditionalRanks().fit(s[:3000], y[:3000], 3)
+    r = ranks.transform(s[3000:], y[3000:])
+    t = threshold_at_fpr(ranks.transform(s[:3000], y[:3000]), 0.05)
+    for c in range(3):
+        assert (r[y[3000:] == c] >= t).mean() == pytest.approx(0.05, abs=0.025)
