@@ -118,7 +118,7 @@ class BaseMembershipAttack(BaseEstimator):
         del self._y_public
         return self
 
-    def decision_function(self, X: Any, y: Any) -> np.ndarray:
+    def decision_function(self, X: Any, y: Any = None) -> np.ndarray:
         """Membership score of each candidate record ``(X[i], y[i])``.
 
         Returns
@@ -129,7 +129,7 @@ class BaseMembershipAttack(BaseEstimator):
         check_is_fitted(self, "threshold_")
         return self._scores(X, y)
 
-    def predict(self, X: Any, y: Any) -> np.ndarray:
+    def predict(self, X: Any, y: Any = None) -> np.ndarray:
         """Flag members: ``decision_function(X, y) >= threshold_``."""
         return self.decision_function(X, y) >= self.threshold_
 
@@ -175,7 +175,8 @@ class BaseMembershipAttack(BaseEstimator):
             raise ValueError(f"{where}: X is None")
         if y is None:
             raise ValueError(
-                f"{where}: y is required: a candidate record is a (features, label) pair"
+                f"{where}: y is required: a candidate record is a (features, label) pair "
+                f"({type(self).__name__} requires y to be passed, but the target y is None)"
             )
         n = n_rows(X)
         y_arr = np.asarray(y)
