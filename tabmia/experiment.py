@@ -23,7 +23,9 @@ from sklearn.utils import check_random_state
 from tabmia.metrics import attack_metrics
 from tabmia.target import concat_rows, n_rows, take_rows
 
-__all__ = ["MembershipSplit", "split_membership", "ExperimentResult", "MembershipExperiment"]
+__all__ = [
+    "MembershipSplit", "split_membership", "ExperimentResult", "MembershipExperiment", "run_attacks",
+]
 
 
 @dataclass(frozen=True)
@@ -250,46 +252,18 @@ class MembershipExperiment:
             member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
             X_cand, y_cand = take_rows(X, cand), y[cand]
             X_pub, y_pub = take_rows(X, split.public), y[split.public]
-            for name, proto in self.attacks.items():
-                attack = clone(proto).set_params(target=target)
-                if "random_state" in attack.get_params():
-                    attack.set_params(random_state=int(seed))
-                t0 = time.perf_counter()
-                if getattr(attack, "_fit_includes_candidates", False):
-                    attack.fit(concat_rows([X_pub, X_cand]), np.r_[y_pub, y_cand])
-                else:
-                    attack.fit(X_pub, y_pub)
-                t1 = time.perf_counter()
-                s = attack.decision_function(X_cand, y_cand)
-                t2 = time.perf_counter()
-                threshold = getattr(attack, "threshold_", None)
-                m = attack_metrics(
-                    member, s, threshold=threshold, fprs=self.fprs, gammas=self.gammas,
-                    random_state=int(seed),
-                )
-                metric_rows.append(
-                    {"repeat": repeat, "seed": int(seed), "attack": name, **m,
-                     "fit_seconds": t1 - t0, "score_seconds": t2 - t1}
-                )
-                score_frames.append(
-                    pd.DataFrame(
-                        {
-                            "repeat": repeat,
-                            "attack": name,
-                            "record": cand,
-                            "member": member,
-                            "score": s,
-                            "flagged": s >= threshold if threshold is not None else False,
-                        }
-                    )
-                )
-                fitted.append(attack)
-                if self.verbose:
-                    print(
-                        f"[repeat {repeat}] {name}: AUC {m['auc']:.3f} "
-                        f"({t2 - t0:.1f} s)",
-                        flush=True,
-                    )
+            frames, rows, attacks = run_attacks(
+                target, self.attacks, X_pub, y_pub, X_cand, y_cand, member,
+                seed=int(seed), fprs=self.fprs, gammas=self.gammas, verbose=self.verbose,
+                extra_columns={"record": cand},
+            )
+            for row in rows:
+                row["repeat"] = repeat
+            for frame in frames:
+                frame.insert(0, "repeat", repeat)
+            score_frames += frames
+            metric_rows += rows
+            fitted += attacks
         return ExperimentResult(
             scores=pd.concat(score_frames, ignore_index=True),
             metrics=pd.DataFrame(metric_rows),
@@ -298,6 +272,61 @@ class MembershipExperiment:
             target_accuracy=pd.DataFrame(acc_rows),
             attacks=fitted,
         )
+
+
+def run_attacks(
+    target: Any,
+    attacks: dict[str, Any],
+    X_public: Any,
+    y_public: np.ndarray,
+    X_candidates: Any,
+    y_candidates: np.ndarray,
+    member: np.ndarray,
+    *,
+    seed: int,
+    fprs: tuple[float, ...],
+    gammas: tuple[float, ...],
+    verbose: bool = False,
+    extra_columns: dict[str, Any] | None = None,
+) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
+    """Fit each attack against ``target`` and score the candidates.
+
+    Online attacks (``_fit_includes_candidates``) are fitted on the public records plus
+    the candidates, whose membership they are not told.
+
+    Returns
+    -------
+    frames : list of DataFrame
+        Per attack: ``attack``, extra columns, ``member``, ``score``, ``flagged``.
+    rows : list of dict
+        Per attack: ``seed``, ``attack``, every metric, ``fit_seconds``, ``score_seconds``.
+    fitted : list
+        The fitted attacks.
+    """
+    frames, rows, fitted = [], [], []
+    for name, proto in attacks.items():
+        attack = clone(proto).set_params(target=target)
+        if "random_state" in attack.get_params():
+            attack.set_params(random_state=seed)
+        t0 = time.perf_counter()
+        if getattr(attack, "_fit_includes_candidates", False):
+            attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates])
+        else:
+            attack.fit(X_public, y_public)
+        t1 = time.perf_counter()
+        s = attack.decision_function(X_candidates, y_candidates)
+        t2 = time.perf_counter()
+        threshold = attack.threshold_
+        m = attack_metrics(member, s, threshold=threshold, fprs=fprs, gammas=gammas,
+                           random_state=seed)
+        rows.append({"seed": seed, "attack": name, **m,
+                     "fit_seconds": t1 - t0, "score_seconds": t2 - t1})
+        frames.append(pd.DataFrame({"attack": name, **(extra_columns or {}), "member": member,
+                                    "score": s, "flagged": s >= threshold}))
+        fitted.append(attack)
+        if verbose:
+            print(f"  {name}: AUC {m['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
+    return frames, rows, fitted
 
 
 def _set_seed(estimator: Any, seed: int) -> None:

@@ -1,0 +1,107 @@
+"""Audit a model that is already trained: the user's own model and data.
+
+The auditor has the fitted model, its training records (the members) and records from
+the same population it did not train on. Part of the population becomes the
+attacker's public data, the rest the non-member candidates; every attack is fitted on
+the public part and scores the training records and the non-member candidates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import check_random_state
+
+from tabmia.experiment import ExperimentResult, MembershipSplit, run_attacks
+from tabmia.target import concat_rows, n_rows, take_rows
+
+__all__ = ["audit_model"]
+
+
+def audit_model(
+    target: Any,
+    X_train: Any,
+    y_train: Any,
+    X_population: Any,
+    y_population: Any,
+    attacks: dict[str, Any],
+    *,
+    public_fraction: float = 0.5,
+    max_members: int | None = None,
+    fprs: tuple[float, ...] = (0.01, 0.001),
+    gammas: tuple[float, ...] = (1.0, 10.0, 100.0),
+    random_state: Any = 0,
+    verbose: bool = False,
+) -> ExperimentResult:
+    """Run attacks against a fitted model on its own training records.
+
+    Parameters
+    ----------
+    target : object
+        The fitted model (anything :class:`tabmia.target.TargetModel` accepts).
+    X_train, y_train : records and labels the model was trained on (members).
+    X_population, y_population : records from the same population it did not train on.
+    attacks : dict of str -> attack
+        Unfitted attacks; each gets ``target`` set.
+    public_fraction : float, default=0.5
+        Share of the population records given to the attacker as public data; the
+        rest are non-member candidates.
+    max_members : int, default=None
+        Score at most this many training records (a seeded sample).
+    fprs, gammas : tuples
+        Reporting levels (see :func:`tabmia.metrics.attack_metrics`).
+    random_state : int, RandomState instance or None, default=0
+        Seeds the population split and the attacks.
+
+    Returns
+    -------
+    ExperimentResult
+        One repeat. In ``scores``, ``record`` is the row position in the training
+        file for members and in the population file for non-members; ``source`` says
+        which.
+    """
+    if not isinstance(attacks, dict) or not attacks:
+        raise ValueError("attacks must be a non-empty dict of name -> attack")
+    if not 0.0 < public_fraction < 1.0:
+        raise ValueError(f"public_fraction must be in (0, 1), got {public_fraction}")
+    y_train, y_population = np.asarray(y_train), np.asarray(y_population)
+    for name, X, y in (("training", X_train, y_train), ("population", X_population, y_population)):
+        if n_rows(X) != y.shape[0]:
+            raise ValueError(f"the {name} data has {n_rows(X)} records but {y.shape[0]} labels")
+    if isinstance(X_train, pd.DataFrame) and isinstance(X_population, pd.DataFrame):
+        missing = [c for c in X_train.columns if c not in X_population.columns]
+        if missing:
+            raise ValueError(f"the population data lacks training columns {missing[:10]}")
+        X_population = X_population[list(X_train.columns)]
+    rng = check_random_state(random_state)
+    seed = int(rng.randint(np.iinfo(np.int32).max))
+    n_pop = n_rows(X_population)
+    perm = rng.permutation(n_pop)
+    n_public = int(round(public_fraction * n_pop))
+    if n_public < 1 or n_public >= n_pop:
+        raise ValueError(f"{n_pop} population records cannot be split into public and candidates")
+    public, nonmembers = np.sort(perm[:n_public]), np.sort(perm[n_public:])
+    members = np.arange(n_rows(X_train))
+    if max_members is not None and members.size > max_members:
+        members = np.sort(rng.choice(members, max_members, replace=False))
+    X_pub, y_pub = take_rows(X_population, public), y_population[public]
+    X_cand = concat_rows([take_rows(X_train, members), take_rows(X_population, nonmembers)])
+    y_cand = np.r_[y_train[members], y_population[nonmembers]]
+    member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
+    frames, rows, fitted = run_attacks(
+        target, attacks, X_pub, y_pub, X_cand, y_cand, member, seed=seed, fprs=fprs,
+        gammas=gammas, verbose=verbose,
+        extra_columns={"record": np.r_[members, nonmembers],
+                       "source": np.where(member, "train", "population")},
+    )
+    for row in rows:
+        row["repeat"] = 0
+    for frame in frames:
+        frame.insert(0, "repeat", 0)
+    split = MembershipSplit(train=members, members=members, nonmembers=nonmembers, public=public)
+    return ExperimentResult(
+        scores=pd.concat(frames, ignore_index=True), metrics=pd.DataFrame(rows),
+        targets=[target], splits=[split], attacks=fitted,
+    )
