@@ -479,6 +479,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"tabmia: error: {exc}", file=sys.stderr)
         return 2
+    except SystemExit as exc:  # argparse: --help (0) or a one-line usage error (2)
+        return int(exc.code) if isinstance(exc.code, int) else 2
     return 2
 
 
