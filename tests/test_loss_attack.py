@@ -97,7 +97,8 @@ def test_adult_pipeline_with_categorical_dataframe(shared_data):
     idx = rng.permutation(len(X))
     tr, pub, out = idx[:3000], idx[3000:9000], idx[9000:12000]
     target = Pipeline([
-        ("prep", ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cats),
+        ("prep", ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore",
+                                                          sparse_output=False), cats),
                                     ("num", StandardScaler(), nums)])),
         ("hgb", HistGradientBoostingClassifier(max_iter=300, early_stopping=False,
                                                random_state=0)),

@@ -1,0 +1,153 @@
+"""Purchase-100 (Shokri et al. 2017) from its original distribution file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch
+
+from ._archive import fetch_archive_members
+from ._common import make_bunch
+from ._home import (
+    get_data_home,
+    get_download_home,
+    missing_data_error,
+    search_roots,
+)
+from ._npz_cache import cache_file_for, load_npz_cache, save_npz_cache, source_signature
+
+__all__ = ["PURCHASE_URLS", "fetch_purchase100"]
+
+PathLike = str | os.PathLike
+
+PURCHASE_URLS = (
+    "https://www.comp.nus.edu.sg/~reza/files/dataset_purchase.tgz",
+    "https://github.com/privacytrustlab/datasets/raw/master/dataset_purchase.tgz",
+)
+_CANDIDATES = [
+    "purchase100/dataset_purchase",
+    "purchase100/dataset_purchase.csv",
+    "purchase100/dataset_purchase.gz",
+    "purchase100/dataset_purchase.csv.gz",
+]
+_N_FEATURES = 600
+_CHUNK = 20_000
+
+
+def _parse(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Parse ``label,f1,...,f600`` lines into (uint8 features, int64 labels 0..99)."""
+    X_parts, y_parts = [], []
+    for chunk in pd.read_csv(path, header=None, chunksize=_CHUNK, dtype=np.int64):
+        arr = chunk.to_numpy()
+        if arr.shape[1] != _N_FEATURES + 1:
+            raise ValueError(
+                f"{path}: expected {_N_FEATURES + 1} columns (label + {_N_FEATURES} features), "
+                f"got {arr.shape[1]}"
+            )
+        feats = arr[:, 1:]
+        if feats.min() < 0 or feats.max() > 1:
+            raise ValueError(f"{path}: features must be binary (0/1)")
+        X_parts.append(feats.astype(np.uint8))
+        y_parts.append(arr[:, 0])
+    X = np.concatenate(X_parts) if X_parts else np.zeros((0, _N_FEATURES), np.uint8)
+    y = np.concatenate(y_parts) if y_parts else np.zeros(0, np.int64)
+    if y.size and y.min() >= 1 and y.max() <= 100:
+        y = y - 1
+    elif y.size and (y.min() < 0 or y.max() > 99):
+        raise ValueError(f"{path}: labels must be 1..100 (or 0..99), got {y.min()}..{y.max()}")
+    return X, y.astype(np.int64)
+
+
+def fetch_purchase100(
+    data_home: PathLike | None = None,
+    *,
+    download: bool = False,
+    return_X_y: bool = False,
+) -> Bunch | tuple[np.ndarray, np.ndarray]:
+    """Purchase-100: 197,324 shoppers x 600 binary product features, 100 classes.
+
+    Reads the file distributed by Shokri et al. (``dataset_purchase`` inside
+    ``dataset_purchase.tgz``): comma-separated lines, first value the class
+    label 1..100, then 600 binary features.  Looked for as
+    ``<home>/purchase100/dataset_purchase`` (also ``.csv``, ``.gz``,
+    ``.csv.gz``).  After the first parse a compressed ``.npz`` cache is stored
+    in the cache home (never in a read-only data home) and used while the
+    source file is unchanged.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Data home.
+    download : bool, default=False
+        If missing, download ``dataset_purchase.tgz`` (no published checksum)
+        into the data home (cache home when read-only) and extract it.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+
+    Returns
+    -------
+    sklearn.utils.Bunch or tuple
+        ``data``: ``numpy.uint8`` array (n, 600); ``target``: int64 labels
+        0..99 (file labels minus one).
+
+    Raises
+    ------
+    DataNotFoundError
+        Naming every path looked for.
+    """
+    home = get_data_home(data_home)
+    looked = [root / rel for root in search_roots(data_home) for rel in _CANDIDATES]
+    path = next((p for p in looked if p.is_file()), None)
+    what = "Purchase-100 (Shokri et al. 2017)"
+    hint = (
+        "Expected the original file 'dataset_purchase' from dataset_purchase.tgz "
+        f"({PURCHASE_URLS[0]}): lines 'label,f1,...,f600', labels 1..100."
+    )
+    if path is None:
+        if not download:
+            raise missing_data_error(
+                looked, what=what, data_home=home, hint=hint,
+                download_note="Download not attempted (pass download=True).",
+            )  # fmt: skip
+        dl = get_download_home(data_home)
+        dest = None if dl is None else dl / "purchase100" / "dataset_purchase"
+        fetch_archive_members(
+            PURCHASE_URLS,
+            None if dl is None else dl / "purchase100" / "dataset_purchase.tgz",
+            {"dataset_purchase": dest} if dest is not None else {},
+            looked=looked, what=what, data_home=home, hint=hint,
+        )  # fmt: skip
+        path = dest
+
+    signature = source_signature(path)
+    cache = cache_file_for(path, "purchase100", data_home)
+    cached = load_npz_cache(cache, signature)
+    if cached is not None:
+        X, y = cached["X"], cached["y"]
+        how = f"loaded from cache {cache}"
+    else:
+        X, y = _parse(path)
+        written = save_npz_cache(cache, {"X": X, "y": y}, signature)
+        how = "parsed" + (
+            f" and cached to {cache}" if written else " (no writable cache directory)"
+        )
+    descr = (
+        "Purchase-100\n============\n\n"
+        "Source: Shokri et al. (2017), 'Membership Inference Attacks against Machine Learning "
+        "Models'; Kaggle Acquire Valued Shoppers purchase histories clustered into 100 classes.\n"
+        f"File read: {path}\nProcessing: {how}; labels shifted from 1..100 to 0..99.\n"
+        "Status: exact (original distribution file).\n"
+    )
+    return make_bunch(
+        X,
+        y,
+        feature_names=[f"f{i}" for i in range(X.shape[1])],
+        categorical_features=[],
+        target_names=[str(i) for i in range(100)],
+        descr=descr,
+        source_path=path,
+        return_X_y=return_X_y,
+    )

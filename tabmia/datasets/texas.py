@@ -1,0 +1,175 @@
+"""Texas-100 (Shokri et al. 2017) from its original distribution files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.utils import Bunch
+
+from ._archive import fetch_archive_members
+from ._common import make_bunch
+from ._home import get_data_home, get_download_home, missing_data_error, search_roots
+from ._npz_cache import cache_file_for, load_npz_cache, save_npz_cache, source_signature
+
+__all__ = ["TEXAS_URLS", "fetch_texas100"]
+
+PathLike = str | os.PathLike
+
+TEXAS_URLS = (
+    "https://www.comp.nus.edu.sg/~reza/files/dataset_texas.tgz",
+    "https://github.com/privacytrustlab/datasets/raw/master/dataset_texas.tgz",
+)
+# (features, labels) layouts relative to the data home, in search order.
+_LAYOUTS = [
+    ("texas100/feats", "texas100/labels"),
+    ("texas100/feats.gz", "texas100/labels.gz"),
+    ("texas100/texas/100/feats", "texas100/texas/100/labels"),
+    ("texas100/texas/100/feats.gz", "texas100/texas/100/labels.gz"),
+]
+_CHUNK = 5_000
+
+
+def _parse(feats: Path, labels: Path) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Parse comma-separated binary feature lines and one-int-per-line labels."""
+    blocks = []
+    n_cols = None
+    for chunk in pd.read_csv(feats, header=None, chunksize=_CHUNK, dtype=np.float32):
+        arr = chunk.to_numpy()
+        if n_cols is None:
+            n_cols = arr.shape[1]
+        elif arr.shape[1] != n_cols:
+            raise ValueError(f"{feats}: rows have different numbers of features")
+        if np.isnan(arr).any() or not np.isin(arr, (0.0, 1.0)).all():
+            raise ValueError(f"{feats}: features must be binary (0/1)")
+        blocks.append(sp.csr_matrix(arr.astype(np.uint8)))
+    X = sp.vstack(blocks, format="csr") if blocks else sp.csr_matrix((0, 0), dtype=np.uint8)
+    y = pd.read_csv(labels, header=None, dtype=np.int64).iloc[:, 0].to_numpy()
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"{labels}: {y.shape[0]} labels for {X.shape[0]} feature rows")
+    if y.size and y.min() >= 1 and y.max() <= 100:
+        y = y - 1
+    elif y.size and (y.min() < 0 or y.max() > 99):
+        raise ValueError(f"{labels}: labels must be 1..100 (or 0..99), got {y.min()}..{y.max()}")
+    return X.astype(np.uint8), y.astype(np.int64)
+
+
+def fetch_texas100(
+    data_home: PathLike | None = None,
+    *,
+    download: bool = False,
+    return_X_y: bool = False,
+) -> Bunch | tuple[sp.csr_matrix, np.ndarray]:
+    """Texas-100: 67,330 hospital discharge records x 6,169 binary features, 100 classes.
+
+    Reads the files distributed by Shokri et al. (``texas/100/feats`` and
+    ``texas/100/labels`` inside ``dataset_texas.tgz``): ``feats`` has one
+    comma-separated line of 0/1 values per record, ``labels`` one integer
+    1..100 per line.  Looked for as ``<home>/texas100/feats`` +
+    ``<home>/texas100/labels``, or with the archive's ``texas/100/`` subfolder
+    (``<home>/texas100/texas/100/feats``); ``.gz`` also accepted.  After the
+    first parse a compressed CSR ``.npz`` cache is stored in the cache home
+    (never in a read-only data home) and used while the sources are unchanged.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Data home.
+    download : bool, default=False
+        If missing, download ``dataset_texas.tgz`` (no published checksum) into
+        the data home (cache home when read-only) and extract the two files.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+
+    Returns
+    -------
+    sklearn.utils.Bunch or tuple
+        ``data``: ``scipy.sparse.csr_matrix`` of uint8, shape (n, 6169);
+        ``target``: int64 labels 0..99 (file labels minus one).
+
+    Raises
+    ------
+    DataNotFoundError
+        Naming every path looked for.
+    """
+    home = get_data_home(data_home)
+    roots = search_roots(data_home)
+    looked: list[Path] = []
+    found: tuple[Path, Path] | None = None
+    for root in roots:
+        for f_rel, l_rel in _LAYOUTS:
+            f, lab = root / f_rel, root / l_rel
+            looked += [f, lab]
+            if found is None and f.is_file() and lab.is_file():
+                found = (f, lab)
+    what = "Texas-100 (Shokri et al. 2017)"
+    hint = (
+        "Expected the original files texas/100/feats and texas/100/labels from dataset_texas.tgz "
+        f"({TEXAS_URLS[0]}), placed as texas100/feats and texas100/labels."
+    )
+    if found is None:
+        if not download:
+            raise missing_data_error(
+                looked, what=what, data_home=home, hint=hint,
+                download_note="Download not attempted (pass download=True).",
+            )  # fmt: skip
+        dl = get_download_home(data_home)
+        members = {}
+        if dl is not None:
+            members = {
+                "texas/100/feats": dl / "texas100" / "texas" / "100" / "feats",
+                "texas/100/labels": dl / "texas100" / "texas" / "100" / "labels",
+            }
+        fetch_archive_members(
+            TEXAS_URLS,
+            None if dl is None else dl / "texas100" / "dataset_texas.tgz",
+            members, looked=looked, what=what, data_home=home, hint=hint,
+        )  # fmt: skip
+        found = (members["texas/100/feats"], members["texas/100/labels"])
+
+    feats, labels = found
+    signature = source_signature(feats, labels)
+    cache = cache_file_for(feats, "texas100", data_home)
+    cached = load_npz_cache(cache, signature)
+    if cached is not None:
+        X = sp.csr_matrix(
+            (cached["data"], cached["indices"], cached["indptr"]), shape=tuple(cached["shape"])
+        )
+        y = cached["y"]
+        how = f"loaded from cache {cache}"
+    else:
+        X, y = _parse(feats, labels)
+        arrays = {
+            "data": X.data,
+            "indices": X.indices,
+            "indptr": X.indptr,
+            "shape": np.asarray(X.shape, dtype=np.int64),
+            "y": y,
+        }
+        written = save_npz_cache(cache, arrays, signature)
+        how = "parsed" + (
+            f" and cached to {cache}" if written else " (no writable cache directory)"
+        )
+    descr = (
+        "Texas-100\n=========\n\n"
+        "Source: Shokri et al. (2017), 'Membership Inference Attacks against Machine Learning "
+        "Models'; Texas Department of State Health Services hospital discharge data, 100 most "
+        "frequent procedures as classes.\n"
+        f"Files read: {feats} and {labels}\nProcessing: {how}; labels "
+        f"shifted from 1..100 to 0..99.\n"
+        "Status: exact (original distribution files).\n"
+    )
+    return make_bunch(
+        X,
+        y,
+        feature_names=[f"f{i}" for i in range(X.shape[1])],
+        categorical_features=[],
+        target_names=[str(i) for i in range(100)],
+        descr=descr,
+        source_path=feats,
+        return_X_y=return_X_y,
+        labels_path=labels,
+    )
