@@ -1,0 +1,63 @@
+"""Audit a German-credit model: Pipeline(ColumnTransformer, CatBoostClassifier).
+
+A bank trained a CatBoost credit model on 600 applicants; before it ships, how many of
+them could an attacker single out? The attacker holds 200 other applicants from the
+same population (public data); 200 more are held out as non-member candidates.
+
+Run: python examples/audit_german_credit.py  (about a minute on 2 CPU cores)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from catboost import CatBoostClassifier
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from tabmia.attacks import LiRAAttack, LossAttack, ScoreAttack
+from tabmia.audit import audit_model
+from tabmia.datasets import load_german_credit
+from tabmia.report import markdown_table, results_table
+from tabmia.report.html import write_html_report
+
+
+def credit_model() -> Pipeline:
+    """The bank's training recipe (unfitted)."""
+    prepare = ColumnTransformer([
+        ("categorical", OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+         make_column_selector(dtype_include=["category", "object"])),
+        ("numeric", StandardScaler(), make_column_selector(dtype_include="number")),
+    ])
+    booster = CatBoostClassifier(iterations=300, depth=6, verbose=0, thread_count=2,
+                                 allow_writing_files=False, random_seed=0)
+    return Pipeline([("prepare", prepare), ("model", booster)])
+
+
+def main(out_dir: str = "german-credit-audit") -> None:
+    data = load_german_credit()
+    X, y = data.data, np.asarray(data.target)
+    order = np.random.RandomState(0).permutation(len(X))
+    train, population = order[:600], order[600:]
+    model = credit_model().fit(X.iloc[train], y[train])
+
+    attacks = {
+        "loss (Yeom)": LossAttack(fpr=0.05),
+        "loss, class-based": LossAttack(class_based=True, fpr=0.05),
+        "confidence": ScoreAttack(score="confidence", fpr=0.05),
+        # the attacker knows the recipe: 8 shadow pipelines on its 200 public records
+        "LiRA offline": LiRAAttack(shadow_estimator=credit_model(), n_shadow=8, fpr=0.05),
+    }
+    result = audit_model(model, X.iloc[train], y[train], X.iloc[population], y[population],
+                         attacks, public_fraction=0.5, random_state=0, verbose=True)
+    print(markdown_table(results_table(result.metrics, gammas=(1.0, 10.0, 100.0))))
+    import os
+
+    os.makedirs(out_dir, exist_ok=True)
+    path = write_html_report(result, f"{out_dir}/report.html", title="German credit audit",
+                             context={"model": "CatBoost pipeline", "training records": 600})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

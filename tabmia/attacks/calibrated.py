@@ -1,0 +1,395 @@
+"""Difficulty calibration (Watson, Guo, Cormode, Sablayrolles, ICLR 2022).
+
+A membership score ``s(h, z)`` of the target ``h`` on a record ``z`` is compared with
+what typical models trained on the same distribution give the record (Eq. 5):
+
+    s_cal(h, z) = s(h, z) - E_g[s(g, z)],
+
+so that an easy record (high score under every model) no longer looks like a member
+and a hard member (low score, but higher than typical) does. The expectation is an
+average over reference models trained on public records (``calibration="reference"``)
+or over copies of the target fine-tuned on public records, which makes it forget its
+own training records (``calibration="forgetting"``, Sec. 3, 4.1; torch MLP targets).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.attacks.lira import PoolIndex, fit_population, masked_moments
+from tabmia.target import take_rows
+
+__all__ = ["CalibratedAttack", "CALIBRATED_SCORES"]
+
+#: Scores :class:`CalibratedAttack` can calibrate (Watson et al., Eq. 1-3).
+CALIBRATED_SCORES: tuple[str, ...] = ("loss", "confidence", "gradient_norm")
+
+_LOG_FLOOR = 1e-300
+
+
+def _log_proba(proba: np.ndarray, floor: float = _LOG_FLOOR) -> np.ndarray:
+    return np.log(np.clip(np.asarray(proba, dtype=np.float64), floor, None))
+
+
+def _score_from_log_proba(score: str, logp: np.ndarray, y_idx: np.ndarray) -> np.ndarray:
+    if score == "loss":  # Eq. 1: -loss = log h(x)_y
+        return logp[np.arange(logp.shape[0]), y_idx]
+    return logp.max(axis=1)  # Eq. 3: max_i log h(x)_i
+
+
+def _torch_model(obj: Any) -> Any:
+    """The TorchMLPClassifier or nn.Module inside ``obj``, or None."""
+    from tabmia.target import TargetModel, _is_torch_module
+
+    model = obj.model if isinstance(obj, TargetModel) else obj
+    if _is_torch_module(model):
+        return model
+    try:
+        from tabmia.shadow import TorchMLPClassifier
+    except ImportError:  # pragma: no cover - torch missing
+        return None
+    return model if isinstance(model, TorchMLPClassifier) else None
+
+
+class CalibratedAttack(BaseMembershipAttack):
+    """Watson et al.'s difficulty-calibrated loss, confidence or gradient-norm attack.
+
+    ``decision_function(X, y) = s(h, z) - mean_g s(g, z)`` with ``h`` the target and
+    ``g`` the reference models that did not train on ``z``:
+
+    - ``score="loss"``: ``s = log h(x)_y`` (minus the cross-entropy loss, Eq. 1);
+    - ``score="confidence"``: ``s = max_i log h(x)_i`` (Eq. 3);
+    - ``score="gradient_norm"``: ``s = -||grad_theta loss(h(x), y)||_2`` (Eq. 2), for
+      torch targets (:class:`tabmia.shadow.TorchMLPClassifier` or an ``nn.Module``
+      returning logits) with :class:`~tabmia.shadow.TorchMLPClassifier` references.
+
+    ``fit(X, y)`` trains the references on random halves of the public records, so
+    every public record is OUT for about half of them: its calibrated score (used to
+    choose ``threshold_``) averages only those. A candidate outside the public data
+    is OUT for all of them.
+
+    Parameters
+    ----------
+    target : object
+        Fitted model under audit.
+    score : {"loss", "confidence", "gradient_norm"}, default="loss"
+        Membership score to calibrate.
+    calibration : {"reference", "forgetting"}, default="reference"
+        ``"reference"``: reference models trained from scratch (clones of
+        ``reference_estimator``). ``"forgetting"``: copies of the fitted target
+        fine-tuned for ``forgetting_epochs`` on public records (the target must be a
+        :class:`~tabmia.shadow.TorchMLPClassifier`; Sec. 3 "Efficient difficulty
+        calibration via forgetting").
+    reference_estimator : estimator, default=None
+        Unfitted reference recipe for ``calibration="reference"``; a clone of the
+        target's recipe by default.
+    n_reference : int, default=4
+        Number of reference models (or fine-tuned copies), each trained on a random
+        half of the public records.
+    forgetting_epochs : int, default=10
+        Epochs of fine-tuning for ``calibration="forgetting"``.
+    forgetting_lr : float, default=None
+        Learning rate of the fine-tuning; the target's ``lr`` when None.
+    proba_floor : float, "auto" or None, default="auto"
+        Probabilities are floored here before logarithms (``score="loss"``). A model
+        whose probabilities are counts (a forest of ``T`` trees: multiples of
+        ``1/T``) gives some records probability exactly 0, whose log-loss is
+        infinite (-690 after tabmia's 1e-300 guard): one such reference value
+        would dominate the mean. ``"auto"``: when the target gives some public record
+        a true-class probability of exactly 0, half of its smallest positive one
+        (``1/(2T)``: the Haldane-Anscombe correction); otherwise 1e-300. None:
+        1e-300.
+    n_jobs : int, default=None
+        Parallel jobs for training reference models (joblib).
+    cache_dir : str or path, default=None
+        Cache of the reference population (``calibration="reference"``).
+    verbose : bool, default=False
+        Progress bar over the reference models.
+    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
+        Goal of ``threshold_`` (Procedure 5.1).
+    fpr : float, default=0.01
+        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
+    prior : float, default=1.0
+        Non-members per member, for ``threshold_goal="max_ppv"``.
+    proxy_estimator : estimator, default=None
+        Unfitted proxy recipe for the max-PPV / max-advantage goals.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the reference models, their training halves and the fine-tuning.
+
+    Attributes
+    ----------
+    target_ : TargetModel
+        Wrapped target.
+    reference_models_ : list
+        The fitted reference models (or fine-tuned copies of the target).
+    in_masks_ : ndarray of bool of shape (n_reference, n_public)
+        Which public record trained (or fine-tuned) which reference model.
+    reference_scores_ : ndarray of shape (n_reference, n_public)
+        ``s(g, z)`` of every reference model on every public record.
+    population_ : ShadowPopulation or None
+        The reference population (``calibration="reference"``).
+    proba_floor_ : float
+        The floor applied to probabilities (resolved from ``"auto"``).
+    threshold_ : float
+        Decision threshold on ``decision_function``.
+
+    References
+    ----------
+    .. [1] Watson, Guo, Cormode, Sablayrolles. On the Importance of Difficulty
+       Calibration in Membership Inference Attacks. ICLR 2022. (Eq. 1-3, 5; Sec. 3,
+       4.1)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from tabmia.attacks.calibrated import CalibratedAttack
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> target = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])
+    >>> attack = CalibratedAttack(target, n_reference=2, fpr=0.05, random_state=0)
+    >>> attack = attack.fit(X[200:], y[200:])
+    >>> attack.decision_function(X[:5], y[:5]).shape
+    (5,)
+    """
+
+    _parameter_constraints = {
+        **BaseMembershipAttack._parameter_constraints,
+        "score": [StrOptions(set(CALIBRATED_SCORES))],
+        "calibration": [StrOptions({"reference", "forgetting"})],
+        "reference_estimator": [None, HasMethods(["fit"])],
+        "n_reference": [Interval(Integral, 1, None, closed="left")],
+        "forgetting_epochs": [Interval(Integral, 0, None, closed="left")],
+        "forgetting_lr": [None, Interval(Real, 0, None, closed="neither")],
+        "proba_floor": [None, StrOptions({"auto"}), Interval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "cache_dir": [str, os.PathLike, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        target: Any = None,
+        *,
+        score: str = "loss",
+        calibration: str = "reference",
+        reference_estimator: Any = None,
+        n_reference: int = 4,
+        forgetting_epochs: int = 10,
+        forgetting_lr: float | None = None,
+        proba_floor: Any = "auto",
+        n_jobs: int | None = None,
+        cache_dir: Any = None,
+        verbose: bool = False,
+        threshold_goal: str = "fpr",
+        fpr: float = 0.01,
+        prior: float = 1.0,
+        proxy_estimator: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.target = target
+        self.score = score
+        self.calibration = calibration
+        self.reference_estimator = reference_estimator
+        self.n_reference = n_reference
+        self.forgetting_epochs = forgetting_epochs
+        self.forgetting_lr = forgetting_lr
+        self.proba_floor = proba_floor
+        self.n_jobs = n_jobs
+        self.cache_dir = cache_dir
+        self.verbose = verbose
+        self.threshold_goal = threshold_goal
+        self.fpr = fpr
+        self.prior = prior
+        self.proxy_estimator = proxy_estimator
+        self.random_state = random_state
+
+    @classmethod
+    def _fast_params(cls) -> dict[str, Any]:
+        return {"n_reference": 2}
+
+    # ----------------------------------------------------------------------- fit
+    def _fit(self, X: Any, y: np.ndarray) -> None:
+        if self.score == "gradient_norm" and _torch_model(self.target) is None:
+            raise ValueError(
+                "score='gradient_norm' needs a torch target (a TorchMLPClassifier or an "
+                f"nn.Module returning logits), got {type(self.target).__name__}"
+            )
+        self.proba_floor_ = self._resolve_floor(X, y)
+        if self.calibration == "forgetting":
+            self._fit_forgetting(X, y)
+        else:
+            self._fit_reference(X, y)
+        # identical public records share their references (a copy IN is the record IN)
+        self._pool = PoolIndex(X, y, self.in_masks_)
+        self.in_masks_ = self._pool.in_masks
+        c, mean, _ = masked_moments(self.reference_scores_, ~self.in_masks_)
+        self._out_count, self._out_mean = c, mean
+        if not (c > 0).any():
+            raise ValueError("no public record has an OUT reference model; use n_reference >= 2")
+        self._pool_target_scores = self._target_scores(X, y)
+
+    def _resolve_floor(self, X: Any, y: np.ndarray) -> float:
+        if self.proba_floor is None or self.score == "gradient_norm":
+            return _LOG_FLOOR
+        if self.proba_floor != "auto":
+            return float(self.proba_floor)
+        if self.target_.has_logits:
+            return _LOG_FLOOR
+        proba = self.target_.predict_proba(X)
+        p = proba[np.arange(proba.shape[0]), y]
+        if not (p <= 0).any():
+            return _LOG_FLOOR
+        positive = p[p > 0]
+        return float(0.5 * positive.min()) if positive.size else _LOG_FLOOR
+
+    def _fit_reference(self, X: Any, y: np.ndarray) -> None:
+        pop = fit_population(
+            self,
+            X,
+            y,
+            estimator=self.reference_estimator,
+            name="reference_estimator",
+            n_models=self.n_reference,
+            statistic="loss",
+            pkeep=0.5,
+        )
+        if self.score == "gradient_norm":
+            from tabmia.shadow import TorchMLPClassifier
+
+            if not all(isinstance(m, TorchMLPClassifier) for m in pop.models_):
+                raise ValueError(
+                    "score='gradient_norm' needs TorchMLPClassifier reference models; pass "
+                    "reference_estimator=TorchMLPClassifier(...)"
+                )
+        self.population_ = pop
+        self.reference_models_ = pop.models_
+        self.in_masks_ = pop.in_masks_
+        if self.score == "loss":  # log p_y, floored
+            self.reference_scores_ = np.maximum(
+                pop.statistics_.astype(np.float64), np.log(self.proba_floor_)
+            )
+        else:
+            self.reference_scores_ = self._reference_scores(X, y)
+
+    def _fit_forgetting(self, X: Any, y: np.ndarray) -> None:
+        from tabmia.shadow import TorchMLPClassifier, draw_in_masks
+
+        model = self.target_.model
+        if not isinstance(model, TorchMLPClassifier):
+            raise ValueError(
+                "calibration='forgetting' fine-tunes copies of the target and needs a fitted "
+                f"TorchMLPClassifier target, got {type(model).__name__}"
+            )
+        n = y.shape[0]
+        masks = draw_in_masks(
+            self.n_reference, n, pkeep=0.5, random_state=self._draw_seed()
+        )
+        y_raw = self.target_.classes_[y]
+        models = []
+        for k in range(self.n_reference):  # a loop over fine-tuned copies
+            rows = np.flatnonzero(masks[k])
+            ref = copy.deepcopy(model)
+            ref.fine_tune(
+                take_rows(X, rows),
+                y_raw[rows],
+                epochs=self.forgetting_epochs,
+                lr=self.forgetting_lr,
+                random_state=self._draw_seed(),
+            )
+            models.append(ref)
+        self.population_ = None
+        self.reference_models_ = models
+        self.in_masks_ = masks
+        self.reference_scores_ = self._reference_scores(X, y)
+
+    # -------------------------------------------------------------------- score
+    def _model_scores(self, model: Any, X: Any, y_idx: np.ndarray, classes: np.ndarray) -> np.ndarray:
+        """``s(model, z)`` for labels given as indices into ``classes``."""
+        if self.score == "gradient_norm":
+            from tabmia.shadow import gradient_norms
+
+            return -gradient_norms(model, X, y_idx)
+        from tabmia.target import TargetModel
+
+        tm = TargetModel(model, classes=classes)
+        logp = (
+            _log_softmax(tm.predict_logits(X))
+            if tm.has_logits
+            else _log_proba(tm.predict_proba(X), self.proba_floor_)
+        )
+        logp = np.maximum(logp, np.log(self.proba_floor_))
+        return _score_from_log_proba(self.score, logp, y_idx)
+
+    def _reference_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
+        classes = self.target_.classes_
+        out = np.empty((len(self.reference_models_), y.shape[0]))
+        for k, model in enumerate(self.reference_models_):  # a loop over models
+            out[k] = self._model_scores(model, X, self._index_for(model, y), classes)
+        return out
+
+    def _index_for(self, model: Any, y: np.ndarray) -> np.ndarray:
+        """Target column indices ``y`` as column indices of ``model``'s output."""
+        own = getattr(model, "classes_", None)
+        classes = self.target_.classes_
+        if own is None or np.array_equal(np.asarray(own), classes):
+            return y
+        from tabmia.target import TargetModel
+
+        return TargetModel(model).encode_labels(classes[y], name="y")
+
+    def _target_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
+        if self.score == "gradient_norm":
+            from tabmia.shadow import gradient_norms
+
+            return -gradient_norms(_torch_model(self.target_), X, y)
+        target = self.target_
+        logp = (
+            _log_softmax(target.predict_logits(X))
+            if target.has_logits
+            else _log_proba(target.predict_proba(X), self.proba_floor_)
+        )
+        logp = np.maximum(logp, np.log(self.proba_floor_))
+        return _score_from_log_proba(self.score, logp, y)
+
+    def _reference_mean(self, X: Any, y: np.ndarray) -> np.ndarray:
+        pos = self._pool.lookup(X, y)
+        found = pos >= 0
+        mean = np.empty(pos.size)
+        mean[found] = self._out_mean[pos[found]]
+        no_out = found & ~(self._out_count[np.maximum(pos, 0)] > 0)
+        miss = np.flatnonzero(~found | no_out)
+        if miss.size:
+            X_miss = take_rows(X, miss)
+            if self.score == "loss" and self.population_ is not None:
+                y_raw = self.target_.classes_[y[miss]]
+                ref = np.maximum(
+                    self.population_.statistics(X_miss, y_raw).astype(np.float64),
+                    np.log(self.proba_floor_),
+                )
+            else:
+                ref = self._reference_scores(X_miss, y[miss])
+            mean[miss] = ref.mean(axis=0)
+        return mean
+
+    def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
+        check_is_fitted(self, "reference_scores_")
+        return self._target_scores(X, y) - self._reference_mean(X, y)
+
+    def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
+        # public records, each calibrated by the references that did not train on it
+        ok = self._out_count > 0
+        return self._pool_target_scores[ok] - self._out_mean[ok]
+
+
+def _log_softmax(z: np.ndarray) -> np.ndarray:
+    z = np.asarray(z, dtype=np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))

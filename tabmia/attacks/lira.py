@@ -1,0 +1,687 @@
+"""LiRA: the likelihood ratio attack of Carlini et al. (IEEE S&P 2022), online and offline.
+
+Shadow models are trained on random halves of a pool of records
+(:class:`tabmia.shadow.ShadowPopulation`), so that every pool record is IN (trained
+on) for some shadows and OUT for the others. For a candidate record the attack
+compares the target's score on it (logit-scaled confidence or hinge, Sec. VI-A) with
+Gaussians fitted to the shadows' scores:
+
+- offline (Eq. 4): a one-sided test against ``N(mu_out, sigma_out^2)``; the score is
+  ``-log p`` with ``p = Pr[Z >= t]``, computed in log space (``log_ndtr``, i.e.
+  ``norm.logsf``) so that it never saturates (``norm.cdf`` rounds to 1.0 for every record more than ~8 standard
+  deviations above its mean, and the low-FPR end of the ROC curve is lost);
+- online (Alg. 1): the log likelihood ratio ``log N(t; mu_in, sigma_in^2) -
+  log N(t; mu_out, sigma_out^2)``.
+
+The helpers at the bottom (record keys, masked moments) are shared with
+:mod:`tabmia.attacks.rmia` and :mod:`tabmia.attacks.calibrated`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import log_ndtr
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from tabmia._estimators import clone_recipe, recipe_of
+from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.scores import membership_score
+from tabmia.target import _row_keys, take_rows
+
+__all__ = ["LiRAAttack"]
+
+#: Per-example variances are floored at this share of the global variance (Sec. VI-B:
+#: per-example estimates from a few models are noisy and sometimes ~0, which would make
+#: any deviation look infinitely significant).
+VARIANCE_FLOOR_SHARE = 0.1
+#: Absolute floor on every variance (a population whose scores are all equal).
+VARIANCE_FLOOR_ABS = 1e-8
+#: Most leave-one-shadow-out null scores kept for the online threshold.
+_MAX_CALIBRATION_SCORES = 2_000_000
+#: ``proba_clip="auto"`` tries ``delta/2 * 2**j`` up to this clip (``delta``: the
+#: target's probability resolution).
+CLIP_GRID_MAX = 0.25
+_MAX_CLIP_GRID = 10
+#: At most about this many shadows play the target when ``proba_clip="auto"`` picks a clip.
+_MAX_SIMULATED_TARGETS = 16
+
+
+class LiRAAttack(BaseMembershipAttack):
+    """Likelihood ratio attack (LiRA), online or offline.
+
+    ``fit(X, y)`` trains ``n_shadow`` shadow models (clones of ``shadow_estimator``)
+    on random subsets of the records it is given, each record IN for a share
+    ``pkeep`` of them, and stores every shadow's score on every record.
+    ``decision_function(X, y)`` compares the target's score on each candidate with
+    the shadows' scores on that record.
+
+    - **Offline** (``online=False``, Eq. 4): ``fit`` gets the attacker's public
+      records only. A candidate that is not among them is OUT for every shadow; a
+      candidate that is (or duplicates one) uses only the shadows that were OUT for
+      it. Score: ``-log Pr[Z >= t]``, ``Z ~ N(mu_out, sigma_out^2)``.
+    - **Online** (``online=True``, Alg. 1): ``fit`` gets a pool that contains the
+      candidates (public records plus candidates; the experiment harness does this
+      because ``_fit_includes_candidates`` is True), so each candidate is IN for some
+      shadows and OUT for the others. Score: ``log N(t; mu_in, sigma_in^2) -
+      log N(t; mu_out, sigma_out^2)``. A candidate that was not in the pool has no
+      IN shadows: it is scored with ``mu_in = mu_out + shift_``, the mean IN-OUT gap
+      over the pool (a :class:`UserWarning` says how many records this concerns).
+
+    ``t`` is the target's logit-scaled confidence ``log p_y - log sum_{y' != y} p_y'``
+    (``statistic="logit"``) or hinge ``log p_y - max_{y' != y} log p_y'``
+    (``statistic="hinge"``) on the record.
+
+    Parameters
+    ----------
+    target : object
+        Fitted model under audit (anything :class:`tabmia.target.TargetModel` takes).
+    shadow_estimator : estimator, default=None
+        Unfitted recipe of a shadow model. By default a clone of the target's recipe
+        (the target must then be a scikit-learn estimator).
+    n_shadow : int, default=16
+        Number of shadow models.
+    online : bool, default=False
+        Online attack (shadows trained with and without each candidate) instead of
+        offline.
+    statistic : {"logit", "hinge"}, default="logit"
+        Score of a model on a record (Sec. VI-A).
+    variance : {"auto", "global", "per_example"}, default="auto"
+        ``"per_example"``: each record's own variance of the shadows' scores, floored
+        at ``VARIANCE_FLOOR_SHARE`` (0.1) times the global one. ``"global"``: one
+        variance for all records, the pooled within-record variance of the pool's
+        shadow scores (separately for IN and OUT). ``"auto"``: global when
+        ``n_shadow < 64``, else per-example (Sec. VI-B, Fig. 9).
+    proba_clip : float, "auto" or None, default="auto"
+        Probabilities are clipped to ``[proba_clip, 1 - proba_clip]`` before logit
+        scaling (applied as a clip of the score at ``+-logit(1 - proba_clip)``).
+        Models whose probabilities are counts (a random forest of ``T`` trees outputs
+        multiples of ``1/T``) give exactly 1.0 to many records, whose logit is
+        infinite in exact arithmetic (690 after tabmia's 1e-300 guard): such values
+        dominate every mean and variance, and one more tree vote (0.98 -> 1.0) then
+        looks like strong evidence. ``"auto"``: no clipping when the target's
+        true-class probabilities on the ``fit`` records never reach exactly 0 or 1
+        (or the target gives logits). Otherwise, with ``delta`` the smallest positive
+        distance of such a probability from 0 or 1 (``1/T`` for a forest), the clip
+        is chosen from ``delta/2, delta, 2 delta, ...`` up to ``CLIP_GRID_MAX``
+        (0.25; at most 10 values, evenly spaced in log): each of up to 16 shadows in
+        turn plays the target (its IN and OUT pool records are known), and the clip
+        with the highest mean TPR at ``fpr`` wins (``clip_search_`` holds the
+        values; ties go to the smaller clip). This uses the attacker's own shadows
+        only, never the candidates' membership. None: no clipping.
+    pkeep : float, default=0.5
+        Share of the pool each shadow trains on (and of the shadows each pool record
+        is IN for). Choose it so that ``pkeep * len(pool)`` is close to the size of
+        the target's training set (e.g. 0.25 for a pool of public records plus
+        candidates that is four times that size).
+    n_jobs : int, default=None
+        Parallel jobs for training shadows (joblib).
+    cache_dir : str or path, default=None
+        Folder where the shadow population is cached (a sub-folder per pool and
+        statistic; see :class:`tabmia.shadow.ShadowPopulation`): a re-run with the
+        same pool and settings loads the models instead of training them.
+    verbose : bool, default=False
+        Progress bar over the shadows.
+    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
+        Goal of ``threshold_`` (Procedure 5.1).
+    fpr : float, default=0.01
+        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
+    prior : float, default=1.0
+        Non-members per member, for ``threshold_goal="max_ppv"``.
+    proxy_estimator : estimator, default=None
+        Unfitted proxy recipe for the max-PPV / max-advantage goals.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the membership matrix and every shadow.
+
+    Attributes
+    ----------
+    target_ : TargetModel
+        Wrapped target.
+    population_ : ShadowPopulation
+        The fitted shadows (``statistics_`` holds their raw, unclipped scores).
+    in_masks_ : ndarray of bool of shape (n_shadow, n_pool)
+        ``in_masks_[k, i]``: pool record ``i`` (or an identical copy of it) trained
+        shadow ``k``.
+    variance_ : {"global", "per_example"}
+        The variance model used.
+    proba_clip_ : float or None
+        The clip applied (resolved from ``"auto"``).
+    clip_search_ : dict
+        ``{clip: mean simulated TPR at fpr}`` of the clips ``"auto"`` tried (empty
+        when no search ran).
+    global_var_out_, global_var_in_ : float
+        Pooled within-record variances of the OUT / IN shadow scores on the pool
+        (``global_var_in_`` is NaN when no record has two IN shadows).
+    shift_ : float
+        Mean of ``mu_in - mu_out`` over the pool records (the IN mean of records
+        that no shadow trained on, in the online attack).
+    threshold_ : float
+        Decision threshold on ``decision_function``.
+    calibration_scores_ : ndarray
+        Null scores ``threshold_`` was chosen from. Offline: the public records, each
+        scored with only the shadows that were OUT for it. Online: every shadow in
+        turn plays the target; its OUT pool records are scored against the other
+        shadows (leave-one-shadow-out), because the pool mixes members and
+        non-members of the real target.
+
+    Notes
+    -----
+    The global variance (Sec. VI-B) is the pooled within-record variance
+    ``sum_i sum_k (s_ki - mu_i)^2 / sum_i (k_i - 1)`` over pool records: the spread of
+    a record's shadow scores around its own mean, not the spread of all scores (which
+    would add the spread of the means between records).
+
+    Each Gaussian is the predictive distribution of a new draw given ``k`` shadow
+    scores: variance ``sigma^2 (1 + 1/k)``. This keeps scores comparable between
+    records with different numbers of OUT shadows (a candidate outside the pool has
+    all ``n_shadow``, a public record about half), so a threshold calibrated on
+    public records carries over to candidates.
+
+    Records are matched to pool rows by the content of their features and label, so
+    a candidate that duplicates a pool record is treated as that record (it was IN
+    for the shadows that trained on the copy).
+
+    Several queries per record (the paper's augmentations, Sec. VI-C) are not
+    implemented: tabular data has no label-preserving augmentation analogous to image
+    flips and shifts.
+
+    References
+    ----------
+    .. [1] Carlini, Chien, Nasr, Song, Terzis, Tramer. Membership Inference Attacks
+       From First Principles. IEEE S&P 2022. (Alg. 1, Eq. 4, Sec. VI-A, VI-B)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from tabmia.attacks.lira import LiRAAttack
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> target = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])
+    >>> attack = LiRAAttack(target, n_shadow=8, fpr=0.05, random_state=0)
+    >>> attack = attack.fit(X[200:], y[200:])
+    >>> attack.decision_function(X[:5], y[:5]).shape
+    (5,)
+    """
+
+    _parameter_constraints = {
+        **BaseMembershipAttack._parameter_constraints,
+        "shadow_estimator": [None, HasMethods(["fit"])],
+        "n_shadow": [Interval(Integral, 2, None, closed="left")],
+        "online": ["boolean"],
+        "statistic": [StrOptions({"logit", "hinge"})],
+        "variance": [StrOptions({"auto", "global", "per_example"})],
+        "proba_clip": [None, StrOptions({"auto"}), Interval(Real, 0, 0.5, closed="left")],
+        "pkeep": [Interval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "cache_dir": [str, os.PathLike, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        target: Any = None,
+        *,
+        shadow_estimator: Any = None,
+        n_shadow: int = 16,
+        online: bool = False,
+        statistic: str = "logit",
+        variance: str = "auto",
+        proba_clip: Any = "auto",
+        pkeep: float = 0.5,
+        n_jobs: int | None = None,
+        cache_dir: Any = None,
+        verbose: bool = False,
+        threshold_goal: str = "fpr",
+        fpr: float = 0.01,
+        prior: float = 1.0,
+        proxy_estimator: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.target = target
+        self.shadow_estimator = shadow_estimator
+        self.n_shadow = n_shadow
+        self.online = online
+        self.statistic = statistic
+        self.variance = variance
+        self.proba_clip = proba_clip
+        self.pkeep = pkeep
+        self.n_jobs = n_jobs
+        self.cache_dir = cache_dir
+        self.verbose = verbose
+        self.threshold_goal = threshold_goal
+        self.fpr = fpr
+        self.prior = prior
+        self.proxy_estimator = proxy_estimator
+        self.random_state = random_state
+
+    @property
+    def _fit_includes_candidates(self) -> bool:  # type: ignore[override]
+        """Online LiRA trains its shadows on a pool that contains the candidates."""
+        return bool(self.online)
+
+    @classmethod
+    def _fast_params(cls) -> dict[str, Any]:
+        return {"n_shadow": 4}
+
+    # ----------------------------------------------------------------------- fit
+    def _fit(self, X: Any, y: np.ndarray) -> None:
+        n_out_min = math.floor(self.n_shadow * (1.0 - self.pkeep) + 1e-9)
+        n_in_min = math.floor(self.n_shadow * self.pkeep + 1e-9)
+        if n_out_min < 1 or (self.online and n_in_min < 1):
+            raise ValueError(
+                f"n_shadow={self.n_shadow} with pkeep={self.pkeep} leaves some records "
+                "without OUT" + (" or IN" if self.online else "") + " shadows; use more shadows"
+            )
+        pop = fit_population(
+            self,
+            X,
+            y,
+            estimator=self.shadow_estimator,
+            name="shadow_estimator",
+            n_models=self.n_shadow,
+            statistic=self.statistic,
+            pkeep=self.pkeep,
+        )
+        self.population_ = pop
+        self._pool = PoolIndex(X, y, pop.in_masks_)
+        self.in_masks_ = self._pool.in_masks
+
+        self.variance_ = (
+            ("global" if self.n_shadow < 64 else "per_example")
+            if self.variance == "auto"
+            else self.variance
+        )
+        t_pool, p_true = self._raw_target_statistic(X, y)
+        self.proba_clip_, self.clip_search_ = self._resolve_clip(p_true)
+        self._clip = _logit_bound(self.proba_clip_)
+        self._set_moments(self._clip)
+        self._t_pool = self._clipped(t_pool)
+
+    def _set_moments(self, bound: float | None) -> None:
+        """Per-record IN / OUT moments and global variances of the clipped pool scores."""
+        stats = _clip_stat(self.population_.statistics_, bound)
+        in_m = self.in_masks_
+        c_out, mu_out, ssd_out = masked_moments(stats, ~in_m)
+        c_in, mu_in, ssd_in = masked_moments(stats, in_m)
+        self.global_var_out_ = pooled_variance(c_out, ssd_out)
+        self.global_var_in_ = pooled_variance(c_in, ssd_in)
+        if not np.isfinite(self.global_var_out_):
+            raise ValueError(
+                "no pool record has two OUT shadows: use more shadows or a larger pool"
+            )
+        if self.online and not np.isfinite(self.global_var_in_):
+            raise ValueError("no pool record has two IN shadows: use more shadows")
+        both = (c_in > 0) & (c_out > 0)
+        self.shift_ = float(np.mean(mu_in[both] - mu_out[both])) if both.any() else 0.0
+        # records every shadow saw (through identical copies), or none saw
+        mu_out = np.where(c_out > 0, mu_out, mu_in - self.shift_)
+        mu_in = np.where(c_in > 0, mu_in, mu_out + self.shift_)
+        self._moments = {
+            "c_out": c_out, "mu_out": mu_out, "ssd_out": ssd_out,
+            "c_in": c_in, "mu_in": mu_in, "ssd_in": ssd_in,
+        }
+        self._stats = stats
+
+    def _resolve_clip(self, p_true: np.ndarray | None) -> tuple[float | None, dict]:
+        if self.proba_clip is None:
+            return None, {}
+        if self.proba_clip != "auto":
+            return (float(self.proba_clip) if self.proba_clip > 0 else None), {}
+        if p_true is None:  # the target's own logits: nothing saturates
+            return None, {}
+        gap = np.minimum(p_true, 1.0 - p_true)
+        if not (gap <= 0).any():
+            return None, {}
+        positive = gap[gap > 0]
+        delta = float(positive.min()) if positive.size else 0.5
+        lo = min(0.5 * delta, CLIP_GRID_MAX)
+        n_doublings = int(np.floor(np.log2(CLIP_GRID_MAX / lo) + 1e-9))
+        hi = lo * 2.0**n_doublings
+        grid = [float(e) for e in np.geomspace(lo, hi, min(n_doublings + 1, _MAX_CLIP_GRID))]
+        search: dict[float, float] = {}
+        for eps in grid:  # a loop over a few clips
+            self._set_moments(_logit_bound(eps))
+            search[eps] = self._simulated_tpr()
+        best = max(search.values())
+        return min(e for e, v in search.items() if v >= best - 1e-12), search
+
+    def _simulated_tpr(self) -> float:
+        """Mean TPR at ``fpr`` when each shadow in turn plays the target."""
+        n_models = self._stats.shape[0]
+        step = max(1, n_models // _MAX_SIMULATED_TARGETS)
+        tprs = []
+        for k in range(0, n_models, step):  # a loop over (at most ~16) shadows
+            s, member, valid = self._loo_scores(k)
+            m, sc = member[valid], s[valid]
+            n_neg = int((~m).sum())
+            if m.all() or n_neg == 0:
+                continue
+            alpha = min(max(self.fpr, 5.0 / n_neg), 1.0)
+            tprs.append(_tpr_at(m, sc, alpha))
+        return float(np.mean(tprs)) if tprs else 0.0
+
+    def _loo_scores(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Scores of every pool record when shadow ``k`` plays the target.
+
+        Returns ``(scores, member, valid)``: ``member`` is shadow ``k``'s IN mask;
+        ``valid`` marks records that keep an OUT shadow (and, online, an IN shadow)
+        once ``k`` is left out.
+        """
+        m = self._moments
+        x = self._stats[k]
+        in_k = self.in_masks_[k]
+
+        def leave_out(c: np.ndarray, mu: np.ndarray, ssd: np.ndarray, rows: np.ndarray):
+            c, mu, ssd = c.copy(), mu.copy(), ssd.copy()
+            r = rows & (c >= 2)
+            c1 = c[r] - 1
+            mu1 = (mu[r] * c[r] - x[r]) / c1
+            ssd[r] = np.maximum(ssd[r] - (x[r] - mu[r]) * (x[r] - mu1), 0.0)
+            mu[r] = mu1
+            c[r] = c1
+            c[rows & ~r] = 0
+            return c, mu, ssd
+
+        c_out, mu_out, ssd_out = leave_out(m["c_out"], m["mu_out"], m["ssd_out"], ~in_k)
+        var_out = self._record_var(ssd_out, c_out, self.global_var_out_)
+        if not self.online:
+            return offline_score(x, mu_out, var_out, c_out), in_k, c_out >= 1
+        c_in, mu_in, ssd_in = leave_out(m["c_in"], m["mu_in"], m["ssd_in"], in_k)
+        var_in = self._record_var(ssd_in, c_in, self.global_var_in_)
+        valid = (c_out >= 1) & (c_in >= 1)
+        return online_score(x, mu_in, var_in, c_in, mu_out, var_out, c_out), in_k, valid
+
+    def _clipped(self, s: np.ndarray) -> np.ndarray:
+        return _clip_stat(s, self._clip)
+
+    def _raw_target_statistic(
+        self, X: Any, y: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The target's score on each record, and its true-class probability (None
+        for a target that gives logits)."""
+        target = self.target_
+        if target.has_logits:
+            logits = target.predict_logits(X)
+            return membership_score(self.statistic, None, y, logits=logits), None
+        proba = target.predict_proba(X)
+        return membership_score(self.statistic, proba, y), proba[np.arange(proba.shape[0]), y]
+
+    # -------------------------------------------------------------------- score
+    def _record_var(self, ssd: np.ndarray, c: np.ndarray, global_var: float) -> np.ndarray:
+        g = max(float(global_var), VARIANCE_FLOOR_ABS)
+        if self.variance_ == "global":
+            return np.full(c.shape, g)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            own = ssd / (c - 1)
+        own = np.where(c >= 2, own, g)
+        return np.maximum(own, max(VARIANCE_FLOOR_SHARE * g, VARIANCE_FLOOR_ABS))
+
+    def _moments_for(self, X: Any, y: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """IN/OUT moments of each candidate (pool look-up or fresh statistics)."""
+        pos = self._pool.lookup(X, y)
+        found = pos >= 0
+        n = pos.size
+        mom = {k: np.empty(n, dtype=v.dtype) for k, v in self._moments.items()}
+        for k, v in self._moments.items():
+            mom[k][found] = v[pos[found]]
+        if (~found).any():
+            miss = np.flatnonzero(~found)
+            X_miss = take_rows(X, miss)
+            y_raw = self.target_.classes_[y[miss]]
+            stats = self._clipped(self.population_.statistics(X_miss, y_raw))
+            all_out = np.ones(stats.shape, dtype=bool)
+            c, mu, ssd = masked_moments(stats, all_out)
+            mom["c_out"][miss], mom["mu_out"][miss], mom["ssd_out"][miss] = c, mu, ssd
+            mom["c_in"][miss], mom["mu_in"][miss], mom["ssd_in"][miss] = 0, np.nan, 0.0
+        return mom, found
+
+    def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
+        check_is_fitted(self, "population_")
+        t = self._clipped(self._raw_target_statistic(X, y)[0])
+        mom, found = self._moments_for(X, y)
+        var_out = self._record_var(mom["ssd_out"], mom["c_out"], self.global_var_out_)
+        if not self.online:
+            return offline_score(t, mom["mu_out"], var_out, mom["c_out"])
+        var_in = self._record_var(mom["ssd_in"], mom["c_in"], self.global_var_in_)
+        mu_in = mom["mu_in"]
+        c_in = mom["c_in"]
+        if (~found).any():
+            warnings.warn(
+                f"{int((~found).sum())} of {found.size} records were not in the pool that "
+                "fit() received, so no shadow was trained on them: their IN distribution is "
+                "approximated by N(mu_out + shift_, global IN variance). Pass the candidates "
+                "to fit() for the online attack",
+                UserWarning,
+                stacklevel=4,
+            )
+            miss = ~found
+            mu_in = np.where(miss, mom["mu_out"] + self.shift_, mu_in)
+            var_in = np.where(miss, max(self.global_var_in_, VARIANCE_FLOOR_ABS), var_in)
+            c_in = np.where(miss, 0, c_in)
+        return online_score(t, mu_in, var_in, c_in, mom["mu_out"], var_out, mom["c_out"])
+
+    def score_samples(self, X: Any, y: Any) -> np.ndarray:
+        """The test statistic of each record: ``-log p`` offline, ``log Lambda`` online.
+
+        Offline, ``p = Pr[Z >= t]`` with ``Z ~ N(mu_out, sigma_out^2 (1 + 1/k))`` is
+        the one-sided p-value of the record under the null hypothesis that it is a
+        non-member (``exp(-score)``; computed in log space, so it does not underflow
+        to 0). Online, ``Lambda`` is the Gaussian likelihood ratio of Alg. 1. Same
+        values as :meth:`decision_function`.
+        """
+        return self.decision_function(X, y)
+
+    # ---------------------------------------------------------------- threshold
+    def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
+        if not self.online:
+            # the public records are the pool: each scored with only its OUT shadows
+            m = self._moments
+            var_out = self._record_var(m["ssd_out"], m["c_out"], self.global_var_out_)
+            return offline_score(self._t_pool, m["mu_out"], var_out, m["c_out"])
+        return self._loo_null_scores()
+
+    def _loo_null_scores(self) -> np.ndarray:
+        """Online null: each shadow in turn is the target, scored on its OUT records."""
+        n_models = self._stats.shape[0]
+        rng = np.random.RandomState(self._draw_seed())
+        per_model = max(1, _MAX_CALIBRATION_SCORES // n_models)
+        out: list[np.ndarray] = []
+        for k in range(n_models):  # a loop over shadows, vectorised over records
+            s, member, valid = self._loo_scores(k)
+            rows = np.flatnonzero(valid & ~member)
+            if rows.size > per_model:
+                rows = rng.choice(rows, per_model, replace=False)
+            out.append(s[rows])
+        scores = np.concatenate(out) if out else np.empty(0)
+        if scores.size == 0:
+            raise ValueError("no pool record can serve as a simulated non-member: use more shadows")
+        return scores
+
+
+# ============================================================== shared helpers
+def fit_population(
+    attack: BaseMembershipAttack,
+    X: Any,
+    y_idx: np.ndarray,
+    *,
+    estimator: Any,
+    name: str,
+    n_models: int,
+    statistic: str,
+    pkeep: float = 0.5,
+    cache_tag: str | None = None,
+) -> Any:
+    """Train a :class:`~tabmia.shadow.ShadowPopulation` for ``attack`` on ``(X, y_idx)``.
+
+    The recipe is ``estimator`` (cloned) or the target's own; the seed comes from the
+    attack's random state; a ``cache_dir`` gets one sub-folder per pool and statistic,
+    so that proxy fits (threshold goals) and different pools never collide.
+    """
+    from tabmia.shadow import ShadowPopulation
+    from tabmia.shadow.population import _fingerprint
+
+    if estimator is not None:
+        recipe = clone_recipe(estimator, name=name, target=attack.target)
+    else:
+        recipe = recipe_of(attack.target, name=name)
+    classes = attack.target_.classes_
+    y_raw = classes[y_idx]
+    cache_dir = getattr(attack, "cache_dir", None)
+    if cache_dir is not None:
+        tag = cache_tag or statistic
+        cache_dir = os.path.join(
+            os.fspath(cache_dir), f"{type(attack).__name__}-{tag}-{_fingerprint(X, y_raw)[:16]}"
+        )
+    pop = ShadowPopulation(
+        recipe,
+        n_models=n_models,
+        statistic=statistic,
+        classes=classes,
+        pkeep=pkeep,
+        n_jobs=getattr(attack, "n_jobs", None),
+        random_state=attack._draw_seed(),
+        cache_dir=cache_dir,
+        keep_models=True,
+        verbose=getattr(attack, "verbose", False),
+        target=attack.target,
+    )
+    # BLAS summation order depends on its thread count, and training (an MLP's many
+    # small steps) amplifies the difference: one thread in this process, like in each
+    # worker of a 2-core machine, keeps n_jobs from changing the shadows
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return pop.fit(X, y_raw)
+
+
+def record_keys(X: Any, y_idx: np.ndarray) -> np.ndarray:
+    """A 64-bit hash per labelled record, equal for equal (features, label) pairs."""
+    frame = pd.DataFrame({"x": _row_keys(X), "y": np.asarray(y_idx, dtype=np.int64)})
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+class PoolIndex:
+    """Find candidate records among the rows of a shadow pool.
+
+    Identical records (same features and label) in the pool are one record: its
+    effective membership mask is the OR of its copies' masks (a shadow trained on one
+    copy has seen the record), and every copy carries that mask.
+    """
+
+    def __init__(self, X: Any, y_idx: np.ndarray, in_masks: np.ndarray) -> None:
+        keys = record_keys(X, y_idx)
+        codes, uniques = pd.factorize(keys)
+        self.n_duplicates = int(keys.size - uniques.size)
+        if self.n_duplicates:
+            agg = np.zeros((in_masks.shape[0], uniques.size), dtype=bool)
+            for k in range(in_masks.shape[0]):  # a loop over models
+                agg[k] = np.bincount(codes, weights=in_masks[k], minlength=uniques.size) > 0
+            in_masks = agg[:, codes]
+        self.in_masks = in_masks
+        # first pool row of each distinct record
+        first = np.full(uniques.size, -1, dtype=np.int64)
+        first[codes[::-1]] = np.arange(keys.size)[::-1]
+        self._index = pd.Index(uniques)
+        self._first = first
+
+    def lookup(self, X: Any, y_idx: np.ndarray) -> np.ndarray:
+        """Pool row of each record, -1 where the record is not in the pool."""
+        pos = self._index.get_indexer(record_keys(X, y_idx))
+        return np.where(pos >= 0, self._first[np.maximum(pos, 0)], -1)
+
+
+def masked_moments(
+    stats: np.ndarray, mask: np.ndarray, chunk: int = 16384
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-record count, mean and sum of squared deviations of ``stats[mask]``.
+
+    Parameters
+    ----------
+    stats : ndarray of shape (n_models, n)
+    mask : ndarray of bool of shape (n_models, n)
+
+    Returns
+    -------
+    count : ndarray of int64 of shape (n,)
+    mean : ndarray of float64 of shape (n,)
+        NaN where ``count == 0``.
+    ssd : ndarray of float64 of shape (n,)
+        ``sum (x - mean)^2`` over the masked entries (0 where ``count == 0``).
+    """
+    n = stats.shape[1]
+    count = mask.sum(axis=0).astype(np.int64)
+    mean = np.full(n, np.nan)
+    ssd = np.zeros(n)
+    for start in range(0, n, chunk):  # chunks of records bound the float64 temporaries
+        sl = slice(start, min(start + chunk, n))
+        x = np.asarray(stats[:, sl], dtype=np.float64)
+        w = mask[:, sl]
+        c = count[sl]
+        tot = np.where(w, x, 0.0).sum(axis=0)
+        mu = np.divide(tot, c, out=np.full(tot.shape, np.nan), where=c > 0)
+        d = np.where(w, x - np.nan_to_num(mu), 0.0)
+        mean[sl] = mu
+        ssd[sl] = (d * d).sum(axis=0)
+    return count, mean, ssd
+
+
+def pooled_variance(count: np.ndarray, ssd: np.ndarray) -> float:
+    """Pooled within-record variance ``sum ssd / sum (count - 1)`` (records with >= 2)."""
+    ok = count >= 2
+    dof = float((count[ok] - 1).sum())
+    return float(ssd[ok].sum() / dof) if dof > 0 else float("nan")
+
+
+def _clip_stat(s: np.ndarray, bound: float | None) -> np.ndarray:
+    s = np.asarray(s, dtype=np.float64)
+    return s if bound is None else np.clip(s, -bound, bound)
+
+
+def _tpr_at(member: np.ndarray, scores: np.ndarray, alpha: float) -> float:
+    """TPR of the rule ``score > the (floor(alpha n) + 1)-th largest non-member score``."""
+    neg = np.sort(scores[~member])[::-1]
+    k = int(np.floor(alpha * neg.size + 1e-9))
+    thr = neg[k] if k < neg.size else -np.inf
+    return float(np.mean(scores[member] > thr))
+
+
+def _logit_bound(proba_clip: float | None) -> float | None:
+    if proba_clip is None or proba_clip <= 0:
+        return None
+    return float(math.log1p(-proba_clip) - math.log(proba_clip))
+
+
+def _predictive_sd(var: np.ndarray, count: np.ndarray) -> np.ndarray:
+    c = np.maximum(np.asarray(count, dtype=np.float64), 1.0)
+    return np.sqrt(var * (1.0 + 1.0 / c))
+
+
+def offline_score(t: np.ndarray, mu_out: np.ndarray, var_out: np.ndarray, c_out: np.ndarray) -> np.ndarray:
+    """``-log Pr[Z >= t]``, ``Z ~ N(mu_out, var_out (1 + 1/c_out))`` (Eq. 4, in log space)."""
+    z = (t - mu_out) / _predictive_sd(var_out, c_out)
+    return -log_ndtr(-z)
+
+
+def online_score(
+    t: np.ndarray,
+    mu_in: np.ndarray,
+    var_in: np.ndarray,
+    c_in: np.ndarray,
+    mu_out: np.ndarray,
+    var_out: np.ndarray,
+    c_out: np.ndarray,
+) -> np.ndarray:
+    """Gaussian log likelihood ratio IN vs OUT (Alg. 1, line 15)."""
+    sd_in = _predictive_sd(var_in, c_in)
+    sd_out = _predictive_sd(var_out, c_out)
+    z_in = (t - mu_in) / sd_in
+    z_out = (t - mu_out) / sd_out
+    return 0.5 * (z_out * z_out - z_in * z_in) + np.log(sd_out) - np.log(sd_in)

@@ -1,0 +1,613 @@
+"""Quantile-regression membership inference (Bertran et al., NeurIPS 2023).
+
+One CatBoost regressor ``q(x, y)`` learns, from the attacker's public records (known
+non-members) labelled with the target's score ``s(x, y)``, the conditional upper
+quantiles (or the conditional mean and spread) of that score. A candidate is a
+member when its score beats its own threshold: ``s(x, y) >= q_{1-alpha}(x, y)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+from collections.abc import Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy import stats
+from sklearn.model_selection import KFold
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.scores import SCORE_NAMES, membership_score
+from tabmia.target import n_rows, take_rows
+
+__all__ = ["QuantileAttack", "DEFAULT_CATBOOST_PARAMS"]
+
+#: CatBoost settings used without tuning (``n_trials=0``) and tried first when tuning.
+DEFAULT_CATBOOST_PARAMS: dict[str, Any] = {
+    "depth": 6,
+    "l2_leaf_reg": 3.0,
+    "learning_rate": 0.05,
+    "subsample": 0.8,
+    "iterations": 300,
+}
+
+_LABEL_COLUMN = "__tabmia_label__"
+_RESERVED = ("loss_function", "random_seed", "random_state", "verbose", "task_type", "thread_count")
+
+
+def _is_cat_dtype(dtype: Any) -> bool:
+    return (
+        isinstance(dtype, pd.CategoricalDtype)
+        or dtype == object
+        or pd.api.types.is_string_dtype(dtype)
+    )
+
+
+def _pinball(s: np.ndarray, q: np.ndarray, levels: np.ndarray) -> float:
+    """Mean pinball loss of quantiles ``q`` (n, K) at ``levels`` (K,) for targets ``s``."""
+    diff = s[:, None] - q
+    return float(np.mean(np.maximum(levels * diff, (levels - 1.0) * diff).sum(axis=1)))
+
+
+def _gaussian_nll(s: np.ndarray, raw: np.ndarray) -> float:
+    mu, log_sd = raw[:, 0], np.clip(raw[:, 1], -30.0, 30.0)
+    return float(np.mean(log_sd + 0.5 * ((s - mu) * np.exp(-log_sd)) ** 2))
+
+
+@functools.lru_cache(maxsize=1)
+def _catboost_gpu_count() -> int:
+    """GPUs CatBoost can use (asked once per process; CPU-only builds give 0)."""
+    try:
+        from catboost.utils import get_gpu_device_count
+
+        return int(get_gpu_device_count())
+    except Exception:  # noqa: BLE001 - CPU-only builds, missing drivers
+        return 0
+
+
+def _record_hash(X: Any, y: np.ndarray) -> np.ndarray:
+    """A well-mixed uint64 per record (features and label), equal for equal records."""
+    if sp.issparse(X):
+        Xc = sp.csr_matrix(X)
+        pair = pd.util.hash_array(Xc.indices.astype(np.int64)) * np.uint64(0x9E3779B97F4A7C15)
+        pair ^= pd.util.hash_array(Xc.data.astype(np.float64))
+        n = Xc.shape[0]
+        row = np.repeat(np.arange(n), np.diff(Xc.indptr))
+        h = np.zeros(n, dtype=np.uint64)
+        np.add.at(h, row, pair)
+    else:
+        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+        h = pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64)
+    h = h ^ pd.util.hash_array(np.asarray(y, dtype=np.int64))
+    # splitmix64 finaliser: low bits well mixed, so h % K is balanced
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+@contextlib.contextmanager
+def _quiet_optuna():
+    import optuna
+
+    old = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        yield optuna
+    finally:
+        optuna.logging.set_verbosity(old)
+
+
+class QuantileAttack(BaseMembershipAttack):
+    """Quantile regression on public non-member scores, one CatBoost model.
+
+    ``fit`` queries the target on the public records, computes their score
+    ``s(x, y)`` (the hinge ``z_y - max_{y' != y} z_y'`` by default) and trains a
+    CatBoost regressor on ``(x, y) -> s``:
+
+    - ``mode="pinball"``: the conditional ``1 - a`` quantile for each FPR ``a`` in
+      ``alphas`` (``Quantile:alpha=1-a`` for one level, ``MultiQuantile`` for a grid;
+      predicted quantiles are sorted per record so they never cross);
+    - ``mode="gaussian"``: the conditional mean and standard deviation
+      (``RMSEWithUncertainty``, Gaussian negative log-likelihood), which gives a
+      one-sided p-value for every FPR at once (the paper's variant for smaller data).
+
+    ``decision_function`` is the estimated ``-log p`` of the record's score under
+    the non-member distribution at ``(x, y)``: ``-log sf(z)`` with ``z = (s - mu) /
+    sd`` (gaussian), or with ``z`` interpolated piecewise-linearly between the
+    predicted quantiles ``q_{1-a_k}`` placed at the normal quantiles ``Phi^{-1}(1 -
+    a_k)`` (pinball). Beyond the outermost predicted quantiles ``z`` continues
+    linearly with the slope between them; with a single quantile the slope is one
+    over a global spread (the MAD of the out-of-fold margins ``s - q``), i.e. the
+    score is the margin ``s - q_{1-a}`` in units of that spread. It is monotone in
+    ``s`` for each record, computed in log space (no saturation), and ``>= -log a``
+    exactly when ``s >= q_{1-a}``: the paper's rule. (A score equal to several tied
+    predicted quantiles gets the lowest of their levels, the conservative p-value.)
+    :meth:`score_samples` returns the p-value itself.
+
+    Scores with atoms: a random forest gives probability 1.0 to the true class of
+    many records, so its score has a point mass at the top (on Adult, ~28% of
+    non-members). Every record at the atom then exceeds ``q_{1-a}`` with equality and
+    one quantile cannot order them: the calibrated threshold lands above the atom and
+    the attack flags almost nothing (FPR far below ``fpr``, still valid). A grid of
+    ``alphas`` reaching past the atom's mass (e.g. up to 0.5), or
+    ``mode="gaussian"``, orders atom records by how rare the atom is at ``(x, y)``.
+
+    ``threshold_`` (for ``fpr``) is set on out-of-fold scores: the public records are
+    split in ``cv`` folds, a regressor is trained on all folds but one and scores
+    the held-out fold, so every calibration score comes from a model that did not
+    train on that record (never in-sample). Each candidate is scored by one of the
+    ``cv`` fold regressors, picked by a hash of the record (its features and label;
+    the same record in the same form always gets the same regressor), so a fresh
+    non-member's score has exactly the distribution of the out-of-fold calibration
+    scores and ``threshold_`` keeps its FPR promise. Averaging the fold regressors
+    does not: it breaks ties at atoms of the score unevenly (a forest on Adult with
+    a quantile grid: 1.3-1.4% FPR delivered for 1% requested), and no regressor
+    refit on all public records has out-of-sample scores to calibrate on.
+
+    Hyperparameters are tuned with Optuna (TPE, seeded) by ``cv``-fold
+    cross-validation of the pinball loss (or Gaussian NLL) on the public records
+    only, over the paper's ranges (Table 5): depth 1-10, l2_leaf_reg 1e-2-1e6,
+    learning_rate 1e-6-1, subsample 1e-2-1 (Bernoulli bootstrap), iterations 1-1000
+    (log). The first trial is :data:`DEFAULT_CATBOOST_PARAMS`, so tuning never ends
+    worse than the defaults on the CV loss. The calibration folds are a fresh split.
+
+    Parameters
+    ----------
+    target : object
+        Fitted model under audit.
+    mode : {"pinball", "gaussian"}, default="pinball"
+        Quantile regression (pinball loss) or Gaussian mean / spread regression.
+    score : {"hinge", "logit", "loss", "confidence", ...}, default="hinge"
+        Target score regressed (see :mod:`tabmia.scores`; higher = more member-like).
+        ``"hinge"`` and ``"logit"`` are roughly Gaussian and are the paper's choices.
+    alphas : array-like of float, default=None
+        FPRs whose ``1 - a`` quantiles the pinball model learns (a grid gives one
+        ``MultiQuantile`` model). Default: ``[fpr]``. Ignored by ``mode="gaussian"``.
+    label_as_feature : bool, default=True
+        Give the regressor the record's label (categorical for multi-class targets,
+        one-hot for sparse ``X``).
+    n_trials : int, default=10
+        Optuna trials (0: use ``DEFAULT_CATBOOST_PARAMS`` without tuning).
+    cv : int, default=3
+        Folds for tuning and for the out-of-fold calibration.
+    params : dict, default=None
+        Fixed CatBoost parameters; skips tuning. Must not set the loss or the seed.
+    n_jobs : int, default=None
+        CatBoost threads; None uses all cores (CatBoost's default). Results do not
+        depend on it.
+    device : {"auto", "cpu", "gpu"}, default="auto"
+        ``"auto"`` trains on the GPU (``task_type="GPU"``) when CatBoost sees one,
+        falling back to the CPU with a warning when the GPU fit fails (e.g. a loss the
+        GPU build does not support). GPU results are not bit-identical to CPU ones.
+    threshold_goal, fpr, prior, proxy_estimator, random_state
+        As in :class:`~tabmia.attacks.base.BaseMembershipAttack`.
+
+    Attributes
+    ----------
+    target_ : TargetModel
+        Wrapped target.
+    estimators_ : list of catboost.CatBoostRegressor
+        The ``cv`` fold regressors; each candidate is scored by the one its hash picks.
+    best_params_ : dict
+        CatBoost parameters used (tuned, given, or the defaults).
+    study_ : optuna.Study or None
+        The tuning study (None when not tuned).
+    alphas_ : ndarray
+        FPR levels of the pinball model, ascending (empty for gaussian).
+    oof_scores_ : ndarray of shape (n_public,)
+        Out-of-fold decision scores of the public records (= ``calibration_scores_``
+        for ``threshold_goal="fpr"``).
+    spread_ : float
+        Global spread used by single-quantile pinball scores and as a floor.
+    device_ : {"cpu", "gpu"}
+        Where CatBoost trained.
+    threshold_ : float
+        Threshold on ``decision_function``.
+
+    Notes
+    -----
+    For other FPRs than ``fpr``, ``tabmia.thresholds.threshold_at_fpr(
+    attack.calibration_scores_, a)`` gives the calibrated threshold; ``score_samples
+    <= a`` is the model's nominal (uncalibrated) rule.
+
+    References
+    ----------
+    .. [1] Bertran, Tang, Kearns, Morgenstern, Roth, Wu. Scalable Membership Inference
+       Attacks via Quantile Regression. NeurIPS 2023. (Sections 3, 4.2; App. D, Table 5)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from tabmia.attacks import QuantileAttack
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> target = RandomForestClassifier(random_state=0).fit(X[:200], y[:200])
+    >>> attack = QuantileAttack(target, fpr=0.05, n_trials=0, cv=2,
+    ...                         params={"iterations": 50, "depth": 3}, random_state=0)
+    >>> attack = attack.fit(X[200:], y[200:])
+    >>> attack.decision_function(X[:5], y[:5]).shape
+    (5,)
+    """
+
+    _parameter_constraints = {
+        **BaseMembershipAttack._parameter_constraints,
+        "mode": [StrOptions({"pinball", "gaussian"})],
+        "score": [StrOptions(set(SCORE_NAMES))],
+        "alphas": [None, "array-like"],
+        "label_as_feature": ["boolean"],
+        "n_trials": [Interval(Integral, 0, None, closed="left")],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "params": [None, dict],
+        "n_jobs": [None, Integral],
+        "device": [StrOptions({"auto", "cpu", "gpu"})],
+    }
+
+    def __init__(
+        self,
+        target: Any = None,
+        *,
+        mode: str = "pinball",
+        score: str = "hinge",
+        alphas: Sequence[float] | None = None,
+        label_as_feature: bool = True,
+        n_trials: int = 10,
+        cv: int = 3,
+        params: dict[str, Any] | None = None,
+        n_jobs: int | None = None,
+        device: str = "auto",
+        threshold_goal: str = "fpr",
+        fpr: float = 0.01,
+        prior: float = 1.0,
+        proxy_estimator: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.target = target
+        self.mode = mode
+        self.score = score
+        self.alphas = alphas
+        self.label_as_feature = label_as_feature
+        self.n_trials = n_trials
+        self.cv = cv
+        self.params = params
+        self.n_jobs = n_jobs
+        self.device = device
+        self.threshold_goal = threshold_goal
+        self.fpr = fpr
+        self.prior = prior
+        self.proxy_estimator = proxy_estimator
+        self.random_state = random_state
+
+    @classmethod
+    def _fast_params(cls) -> dict[str, Any]:
+        return {"n_trials": 0, "cv": 2, "params": {"iterations": 40, "depth": 3}}
+
+    # ------------------------------------------------------------------ scores
+    def _target_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
+        target = self.target_
+        if target.has_logits and self.score in ("logit", "hinge"):
+            return membership_score(self.score, None, y, logits=target.predict_logits(X))
+        return membership_score(self.score, target.predict_proba(X), y)
+
+    # ---------------------------------------------------------------- features
+    def _check_settings(self) -> None:
+        if self.mode == "pinball":
+            alphas = [self.fpr] if self.alphas is None else self.alphas
+            a = np.asarray(alphas, dtype=np.float64).ravel()
+            if a.size == 0:
+                raise ValueError("alphas is empty; give at least one FPR in (0, 1)")
+            if not np.all(np.isfinite(a)) or np.any((a <= 0) | (a >= 1)):
+                raise ValueError(f"alphas must be FPRs in (0, 1), got {list(a)}")
+            if np.unique(a).size != a.size:
+                raise ValueError(f"alphas must be distinct, got {list(a)}")
+            self.alphas_ = np.sort(a)
+        else:
+            self.alphas_ = np.empty(0)
+        if self.params is not None:
+            bad = [k for k in self.params if k in _RESERVED]
+            if bad:
+                raise ValueError(
+                    f"params must not set {bad}: the loss follows mode/alphas, the seed "
+                    "random_state, threads n_jobs and the device device"
+                )
+
+    def _features(self, X: Any, y: np.ndarray, *, fitting: bool) -> tuple[Any, list[int]]:
+        """The regressor's input: X (+ label), in a form CatBoost takes, and cat columns."""
+        n_classes = self.target_.n_classes
+        with_label = self.label_as_feature
+        if sp.issparse(X):
+            Xs = sp.csr_matrix(X, dtype=np.float64)
+            if fitting:
+                self._layout_ = ("sparse", Xs.shape[1])
+            elif self._layout_ != ("sparse", Xs.shape[1]):
+                raise ValueError(f"X does not have the layout the attack was fitted on {self._layout_}")
+            if with_label:
+                if n_classes == 2:
+                    lab = sp.csr_matrix(y.astype(np.float64)[:, None])
+                else:
+                    lab = sp.csr_matrix(
+                        (np.ones(y.size), (np.arange(y.size), y)), shape=(y.size, n_classes)
+                    )
+                Xs = sp.hstack([Xs, lab], format="csr")
+            return Xs, []
+        if isinstance(X, pd.DataFrame):
+            frame = X.copy()
+            frame.columns = [str(c) for c in frame.columns]
+            cat_cols = [c for c in frame.columns if _is_cat_dtype(frame[c].dtype)]
+            for c in frame.columns:
+                if c in cat_cols:
+                    frame[c] = frame[c].astype(object).where(frame[c].notna(), "__nan__").astype(str)
+                elif pd.api.types.is_bool_dtype(frame[c].dtype):
+                    frame[c] = frame[c].astype(np.float64)
+            layout = ("frame", tuple(frame.columns), tuple(cat_cols))
+        else:
+            arr = np.asarray(X)
+            if arr.ndim != 2:
+                raise ValueError(f"X must be 2-D, got shape {arr.shape}")
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(
+                    "X holds non-numeric values; pass a pandas DataFrame whose categorical "
+                    "columns have category / string dtype"
+                ) from exc
+            if not with_label or n_classes == 2:
+                data = np.column_stack([arr, y.astype(np.float64)]) if with_label else arr
+                layout = ("numpy", arr.shape[1])
+                self._set_or_check_layout(layout, fitting)
+                return data, []
+            frame = pd.DataFrame(arr, columns=[f"f{j}" for j in range(arr.shape[1])])
+            cat_cols = []
+            layout = ("numpy", arr.shape[1])
+        self._set_or_check_layout(layout, fitting)
+        if with_label:
+            if n_classes == 2:
+                frame[_LABEL_COLUMN] = y.astype(np.float64)
+            else:
+                frame[_LABEL_COLUMN] = y.astype(np.int64)
+                cat_cols = [*cat_cols, _LABEL_COLUMN]
+        cat_idx = [frame.columns.get_loc(c) for c in cat_cols]
+        return frame, cat_idx
+
+    def _set_or_check_layout(self, layout: tuple, fitting: bool) -> None:
+        if fitting:
+            self._layout_ = layout
+        elif layout != self._layout_:
+            raise ValueError(
+                "X does not have the columns / types the attack was fitted on: "
+                f"expected {self._layout_[:2]}, got {layout[:2]}"
+            )
+
+    # ------------------------------------------------------------------ models
+    def _loss_function(self) -> str:
+        if self.mode == "gaussian":
+            return "RMSEWithUncertainty"
+        levels = 1.0 - self.alphas_[::-1]  # ascending quantile levels
+        if levels.size == 1:
+            return f"Quantile:alpha={float(levels[0])!r}"
+        return "MultiQuantile:alpha=" + ",".join(repr(float(v)) for v in levels)
+
+    def _resolve_device(self) -> str:
+        if self.device == "cpu":
+            return "cpu"
+        if _catboost_gpu_count() > 0:
+            return "gpu"
+        if self.device == "gpu":
+            warnings.warn(
+                "QuantileAttack: device='gpu' but CatBoost sees no GPU; training on the CPU",
+                UserWarning,
+                stacklevel=4,
+            )
+        return "cpu"
+
+    def _make_regressor(self, params: dict[str, Any], seed: int) -> Any:
+        from catboost import CatBoostRegressor
+
+        p = dict(params)
+        if "subsample" in p and "bootstrap_type" not in p:
+            p["bootstrap_type"] = "Bernoulli"
+        p.update(
+            loss_function=self._loss_function(),
+            random_seed=int(seed),
+            verbose=False,
+            allow_writing_files=False,
+        )
+        if self.device_ == "gpu":
+            p["task_type"] = "GPU"
+        else:
+            p["thread_count"] = -1 if self.n_jobs is None else int(self.n_jobs)
+        return CatBoostRegressor(**p)
+
+    def _fit_regressor(self, params: dict[str, Any], seed: int, data: Any, s: np.ndarray,
+                       cat_idx: list[int]) -> Any:
+        from catboost import CatBoostError, Pool
+
+        pool = Pool(data, s, cat_features=cat_idx or None)
+        model = self._make_regressor(params, seed)
+        try:
+            return model.fit(pool)
+        except CatBoostError as exc:
+            if self.device_ != "gpu":
+                raise
+            warnings.warn(
+                f"QuantileAttack: CatBoost GPU training failed ({exc}); training on the CPU",
+                UserWarning,
+                stacklevel=5,
+            )
+            self.device_ = "cpu"
+            return self._make_regressor(params, seed).fit(pool)
+
+    def _raw_predict(self, model: Any, data: Any, cat_idx: list[int]) -> np.ndarray:
+        from catboost import Pool
+
+        raw = np.asarray(
+            model.predict(Pool(data, cat_features=cat_idx or None), prediction_type="RawFormulaVal"),
+            dtype=np.float64,
+        )
+        return raw.reshape(raw.shape[0], -1)
+
+    def _cv_loss(self, s: np.ndarray, raw: np.ndarray) -> float:
+        if self.mode == "gaussian":
+            return _gaussian_nll(s, raw)
+        return _pinball(s, np.sort(raw, axis=1), 1.0 - self.alphas_[::-1])
+
+    def _cross_fit(self, params: dict[str, Any], data: Any, s: np.ndarray, cat_idx: list[int],
+                   split_seed: int, model_seed: int, keep: bool) -> tuple[np.ndarray, list]:
+        n = s.size
+        folds = KFold(n_splits=self.cv, shuffle=True, random_state=split_seed).split(np.arange(n))
+        raw = None
+        models = []
+        for train, held in folds:
+            model = self._fit_regressor(params, model_seed, take_rows(data, train), s[train], cat_idx)
+            pred = self._raw_predict(model, take_rows(data, held), cat_idx)
+            if raw is None:
+                raw = np.empty((n, pred.shape[1]))
+            raw[held] = pred
+            if keep:
+                models.append(model)
+        return raw, models
+
+    def _tune(self, data: Any, s: np.ndarray, cat_idx: list[int]) -> dict[str, Any]:
+        split_seed, model_seed, sampler_seed = (self._draw_seed() for _ in range(3))
+        with _quiet_optuna() as optuna:
+            sampler = optuna.samplers.TPESampler(seed=sampler_seed)
+            study = optuna.create_study(direction="minimize", sampler=sampler)
+            study.enqueue_trial(dict(DEFAULT_CATBOOST_PARAMS))
+
+            def objective(trial: Any) -> float:
+                params = {
+                    "depth": trial.suggest_int("depth", 1, 10),
+                    "l2_leaf_reg": trial.suggest_float("l2_leaf_reg", 1e-2, 1e6, log=True),
+                    "learning_rate": trial.suggest_float("learning_rate", 1e-6, 1.0, log=True),
+                    "subsample": trial.suggest_float("subsample", 1e-2, 1.0, log=True),
+                    "iterations": trial.suggest_int("iterations", 1, 1000, log=True),
+                }
+                raw, _ = self._cross_fit(params, data, s, cat_idx, split_seed, model_seed, False)
+                value = self._cv_loss(s, raw)
+                return value if np.isfinite(value) else float("inf")
+
+            study.optimize(objective, n_trials=int(self.n_trials))
+        self.study_ = study
+        return dict(study.best_params)
+
+    # ---------------------------------------------------------------- decision
+    def _decision(self, s: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        return -stats.norm.logsf(self._z(s, raw))
+
+    def _z(self, s: np.ndarray, raw: np.ndarray) -> np.ndarray:
+        tiny = 1e-6 * self.spread_
+        if self.mode == "gaussian":
+            sd = np.maximum(np.exp(np.clip(raw[:, 1], -50.0, 50.0)), tiny)
+            return (s - raw[:, 0]) / sd
+        q = np.sort(raw, axis=1)  # ascending, at ascending levels 1 - a
+        zk = stats.norm.ppf(1.0 - self.alphas_[::-1])
+        K = zk.size
+        if K == 1:
+            return zk[0] + (s - q[:, 0]) / self.spread_
+        span = np.maximum(q[:, -1] - q[:, 0], 1e-3 * self.spread_)
+        slope_out = (zk[-1] - zk[0]) / span
+        # knots strictly below s: a score equal to a run of tied quantiles (an atom of
+        # the score distribution, e.g. a forest's probability 1.0) gets the lowest
+        # level of the run, i.e. the conservative p-value P(S >= s | x)
+        idx = np.sum(q < s[:, None], axis=1)
+        lo = np.clip(idx - 1, 0, K - 2)
+        rows = np.arange(s.size)
+        q_lo, q_hi = q[rows, lo], q[rows, lo + 1]
+        seg = np.maximum(q_hi - q_lo, tiny)
+        z = zk[lo] + (s - q_lo) * (zk[lo + 1] - zk[lo]) / seg
+        z = np.where(idx == 0, zk[0] + (s - q[:, 0]) * slope_out, z)
+        z = np.where(idx == K, zk[-1] + (s - q[:, -1]) * slope_out, z)
+        return z
+
+    # -------------------------------------------------------------------- fit
+    def _fit(self, X: Any, y: np.ndarray) -> None:
+        self._check_settings()
+        self.device_ = self._resolve_device()
+        s = self._target_scores(X, y)
+        if not np.all(np.isfinite(s)):
+            raise ValueError("the target's scores on the public records are not all finite")
+        if s.size < 2 * self.cv:
+            raise ValueError(f"QuantileAttack needs at least {2 * self.cv} public records, got {s.size}")
+        data, cat_idx = self._features(X, y, fitting=True)
+        self._cat_idx_ = cat_idx
+        q75, q25 = np.percentile(s, [75, 25])
+        spread = (q75 - q25) / 1.349
+        if not spread > 0:
+            spread = float(np.std(s))
+        self.spread_ = float(spread) if spread > 0 else 1.0
+
+        self.study_ = None
+        if self.params is not None:
+            params = dict(self.params)
+        elif self.n_trials > 0:
+            params = self._tune(data, s, cat_idx)
+        else:
+            params = dict(DEFAULT_CATBOOST_PARAMS)
+        self.best_params_ = params
+        split_seed, model_seed = self._draw_seed(), self._draw_seed()
+        raw, models = self._cross_fit(params, data, s, cat_idx, split_seed, model_seed, True)
+        self.estimators_ = models
+        if self.mode == "pinball" and self.alphas_.size == 1:
+            margin = s - raw[:, 0]
+            mad = 1.4826 * np.median(np.abs(margin - np.median(margin)))
+            if mad > 0:
+                self.spread_ = float(mad)
+        self.oof_scores_ = self._decision(s, raw)
+
+    def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
+        if self.oof_scores_.shape[0] != n_rows(X):  # pragma: no cover - internal misuse
+            raise RuntimeError("out-of-fold scores do not match the public records")
+        return self.oof_scores_
+
+    # ------------------------------------------------------------------ score
+    def _raw_candidates(self, X: Any, y: np.ndarray) -> np.ndarray:
+        data, cat_idx = self._features(X, y, fitting=False)
+        fold = _record_hash(X, y) % np.uint64(len(self.estimators_))
+        raw = None
+        for k, model in enumerate(self.estimators_):
+            sel = np.flatnonzero(fold == k)
+            if sel.size == 0:
+                continue
+            pred = self._raw_predict(model, take_rows(data, sel), cat_idx)
+            if raw is None:
+                raw = np.empty((fold.size, pred.shape[1]))
+            raw[sel] = pred
+        return raw
+
+    def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
+        s = self._target_scores(X, y)
+        return self._decision(s, self._raw_candidates(X, y))
+
+    def score_samples(self, X: Any, y: Any) -> np.ndarray:
+        """Estimated one-sided p-value of each record's score under the non-member model.
+
+        Lower = more member-like; ``exp(-decision_function(X, y))``. It is the
+        regressor's nominal p-value (exactly ``a`` at ``s = q_{1-a}`` for pinball), not
+        re-calibrated; ``threshold_`` is the calibrated rule.
+        """
+        return np.exp(-self.decision_function(X, y))
+
+    def predicted_quantiles(self, X: Any, y: Any) -> np.ndarray:
+        """Predicted thresholds ``q_{1-a}(x, y)`` per record and FPR in ``alphas_``.
+
+        Returns
+        -------
+        ndarray of shape (n, len(alphas_))
+            Column ``k`` is the ``1 - alphas_[k]`` quantile (pinball), or the Gaussian
+            model's ``mu + sd * Phi^{-1}(1 - a)`` for ``a`` in ``alphas`` / ``[fpr]``.
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "estimators_")
+        y_idx = self._validate_records(X, y, "predicted_quantiles")
+        raw = self._raw_candidates(X, y_idx)
+        if self.mode == "gaussian":
+            alphas = np.sort(np.asarray([self.fpr] if self.alphas is None else self.alphas, float))
+            sd = np.exp(np.clip(raw[:, 1], -50.0, 50.0))
+            return raw[:, :1] + sd[:, None] * stats.norm.isf(alphas)[None, :]
+        return np.sort(raw, axis=1)[:, ::-1]

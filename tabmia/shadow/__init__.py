@@ -1,0 +1,52 @@
+"""Populations of shadow / reference models.
+
+- :class:`ShadowPopulation`: the membership matrix (each record IN for half the
+  models), training through joblib, and the score of every model on every record as
+  one float32 array.
+- :class:`TorchMLPClassifier`, :func:`fit_mlps_batched`, :func:`gradient_norms`: a
+  torch MLP with a scikit-learn API, trained many at a time as one batched network.
+- :func:`catboost_classifier`, :func:`xgboost_classifier`, :func:`lightgbm_classifier`,
+  :func:`gpu_available`: boosted shadow models, on the GPU when there is one.
+
+torch, CatBoost, XGBoost and LightGBM are imported only when used.
+"""
+
+from typing import Any
+
+from tabmia.shadow.boosting import (
+    catboost_classifier,
+    categorical_columns,
+    gpu_available,
+    lightgbm_classifier,
+    xgboost_classifier,
+)
+from tabmia.shadow.mlp import (
+    TorchMLPClassifier,
+    auto_group_size,
+    fit_mlps_batched,
+    gradient_norms,
+)
+from tabmia.shadow.population import ShadowPopulation, draw_in_masks
+
+__all__ = [
+    "ShadowPopulation",
+    "draw_in_masks",
+    "TorchMLPClassifier",
+    "fit_mlps_batched",
+    "gradient_norms",
+    "auto_group_size",
+    "catboost_classifier",
+    "xgboost_classifier",
+    "lightgbm_classifier",
+    "gpu_available",
+    "categorical_columns",
+    "CatBoostAuto",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CatBoostAuto":  # built on first use: it subclasses catboost's classifier
+        from tabmia.shadow import boosting
+
+        return boosting.CatBoostAuto
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
