@@ -195,9 +195,20 @@ def time_catboost(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small smoke run")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch intra-op threads for the MLP timings (default 1: on a machine shared "
+        "with other jobs, OpenMP threads spin-wait for each other and inflate times at "
+        "random; 0 keeps torch's default)",
+    )
     args = parser.parse_args(argv)
 
     import torch
+
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
 
     from tabmia.shadow import gpu_available
 
@@ -277,8 +288,10 @@ def _markdown(p: dict[str, Any]) -> str:
         "## K Purchase-shaped MLPs: batched vs one by one",
         "",
         f"{s['data']}; pool of {s['pool_records']:,} records, {s['rows_per_model']} "
-        f"training rows per model; {s['architecture']}; torch threads: "
-        f"{s['torch_threads']}.",
+        f"training rows per model; {s['architecture']}; torch intra-op threads: "
+        f"{s['torch_threads']} (one thread: on this 2-core machine, shared with other "
+        "jobs, two OpenMP threads spin-waited for each other and inflated single runs up "
+        "to 10x at random).",
         "",
         "Timed over the epochs in the table (training time is linear in epochs); batched "
         "and one-by-one runs interleaved, the fastest repeat reported. CPU s is this "

@@ -112,7 +112,7 @@ class TargetModel:
         self._kind = self._detect_kind(model)
         self.classes_ = self._resolve_classes(model, classes)
         self._class_sorter = np.argsort(self.classes_, kind="stable")
-        self.has_logits = self._kind == "torch"
+        self.has_logits = self._kind == "torch" or _is_tabmia_mlp(model)
         self._torch_device = None
 
     # ------------------------------------------------------------------ setup
@@ -274,6 +274,16 @@ class TargetModel:
         which is all LiRA's hinge and logit-scaled scores need).
         """
         if self._kind != "torch":
+            if self.has_logits:  # TorchMLPClassifier: its decision_function is the logits
+                self._check_columns(X)
+                n = n_rows(X)
+                logits = np.concatenate([
+                    np.asarray(self.model.decision_function(
+                        take_rows(X, slice(s, min(s + self.batch_size, n)))), dtype=np.float64)
+                    for s in range(0, n, self.batch_size)
+                ])
+                self.n_queries_ += n
+                return logits
             return np.log(np.clip(self.predict_proba(X), 1e-300, None))
         import torch
 
@@ -390,6 +400,12 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
     np.exp(z, out=z)
     z /= z.sum(axis=1, keepdims=True)
     return z
+
+
+def _is_tabmia_mlp(model: Any) -> bool:
+    """A tabmia TorchMLPClassifier (checked by name: importing it would import torch)."""
+    klass = type(model)
+    return klass.__name__ == "TorchMLPClassifier" and klass.__module__ == "tabmia.shadow.mlp"
 
 
 def _is_torch_module(model: Any) -> bool:
