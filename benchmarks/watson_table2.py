@@ -241,7 +241,9 @@ def markdown(report: dict[str, Any]) -> str:
         "**Accuracy** = balanced accuracy (TPR + TNR) / 2 at the threshold chosen by the "
         "paper's procedure on public data (a proxy MLP trained on half of the public records; "
         "its training records simulate members, held-out public records non-members; "
-        "threshold maximising accuracy). **Best acc.** = max over thresholds of (TPR + TNR) / "
+        "threshold maximising accuracy; the simulated attack is fitted on a quarter of the "
+        "public records, so its reference models train on half as many records as the real "
+        "attack's: Procedure 5.1's split). **Best acc.** = max over thresholds of (TPR + TNR) / "
         "2 on the candidates themselves (an upper bound, not an attack). Mean ± std over seeds; "
         "paper values in brackets (std up to 0.024 Credit, 0.034 Hepatitis, 0.015 Adult).",
         "",

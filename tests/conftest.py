@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+
+# One BLAS/OpenMP thread per process: joblib workers and the test process share 2 cores
+# in CI, and oversubscribed BLAS threads spin-wait (seen: a 1 s MLP fit taking 99 s).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 import socket
 from pathlib import Path
 
@@ -11,6 +16,15 @@ import pytest
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 if SHARED_DATA.is_dir():
     os.environ.setdefault("TABMIA_DATA", str(SHARED_DATA))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _single_threaded_blas():
+    """Keep BLAS at one thread even where numpy was imported before this file."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -33,7 +33,8 @@ def _discover() -> list[type]:
     while stack:
         for sub in stack.pop().__subclasses__():
             stack.append(sub)
-            if not inspect.isabstract(sub) and sub.__module__.startswith("tabmia.attacks"):
+            if (not inspect.isabstract(sub) and not sub.__name__.startswith("_")
+                    and sub.__module__.startswith("tabmia.attacks")):
                 found.add(sub)
     return sorted(found, key=lambda c: c.__name__)
 

@@ -25,7 +25,9 @@ from tabmia.perturb import TabularNoise
 from tabmia.scores import logit_confidence, logit_confidence_from_logits
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 
-__all__ = ["MerlinAttack", "MorganAttack", "DegenerateRatioWarning", "merlin_statistics"]
+__all__ = [
+    "MerlinAttack", "MorganAttack", "DegenerateRatioWarning", "merlin_statistics", "morgan_search",
+]
 
 #: Above this fraction of noisy copies that leave the loss exactly unchanged, fit warns.
 TIE_WARNING_FRACTION = 0.5
