@@ -4,6 +4,8 @@ A bank trained a CatBoost credit model on 600 applicants; before it ships, how m
 them could an attacker single out? The attacker holds 200 other applicants from the
 same population (public data); 200 more are held out as non-member candidates.
 
+Needs the German credit data in the data home (`TABMIA_DATA`, e.g. ../shared/data).
+
 Run: python examples/audit_german_credit.py  (about a minute on 2 CPU cores)
 """
 

@@ -4,6 +4,21 @@ See :class:`tabmia.attacks.base.BaseMembershipAttack` for the contract.
 """
 
 from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.attacks.calibrated import CalibratedAttack
+from tabmia.attacks.lira import LiRAAttack
 from tabmia.attacks.loss import LossAttack, ScoreAttack
+from tabmia.attacks.merlin import MerlinAttack, MorganAttack
+from tabmia.attacks.quantile import QuantileAttack
+from tabmia.attacks.rmia import RMIAAttack
 
-__all__ = ["BaseMembershipAttack", "LossAttack", "ScoreAttack"]
+__all__ = [
+    "BaseMembershipAttack",
+    "CalibratedAttack",
+    "LiRAAttack",
+    "LossAttack",
+    "MerlinAttack",
+    "MorganAttack",
+    "QuantileAttack",
+    "RMIAAttack",
+    "ScoreAttack",
+]

@@ -151,7 +151,7 @@ class CalibratedAttack(BaseMembershipAttack):
     --------
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from tabmia.attacks.calibrated import CalibratedAttack
+    >>> from tabmia.attacks import CalibratedAttack
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> target = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])
     >>> attack = CalibratedAttack(target, n_reference=2, fpr=0.05, random_state=0)

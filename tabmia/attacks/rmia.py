@@ -172,7 +172,7 @@ class RMIAAttack(BaseMembershipAttack):
     --------
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from tabmia.attacks.rmia import RMIAAttack
+    >>> from tabmia.attacks import RMIAAttack
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> target = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])
     >>> attack = RMIAAttack(target, n_reference=2, fpr=0.05, random_state=0)
