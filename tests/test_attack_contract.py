@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -125,12 +126,18 @@ def test_clone_keeps_target_and_params_round_trip(cls, overfit):
     assert not hasattr(cls(), "threshold_")
 
 
+@functools.lru_cache(maxsize=None)
+def _unseen_game(seed: int):
+    """A target and data shared by every attack class (trained once per seed)."""
+    X, y = _data(100 + seed)
+    return X, y, _target(X[:400], y[:400], seed)
+
+
 @pytest.mark.parametrize("cls", ATTACKS, ids=lambda c: c.__name__)
 def test_chance_level_on_a_model_that_never_saw_the_candidates(cls):
     aucs = []
     for seed in range(3):
-        X, y = _data(100 + seed)
-        target = _target(X[:400], y[:400], seed)
+        X, y, target = _unseen_game(seed)
         # "members" come from the population, never from the training set
         d = {"X": X, "y": y, "public": np.arange(400, 2200), "members": np.arange(2200, 2600),
              "nonmembers": np.arange(2600, 3000)}
@@ -149,10 +156,11 @@ def test_bad_input_raises_documented_errors(cls, overfit):
         a.fit(X[pub], y[pub][:-1])
     with pytest.raises(ValueError, match="never saw"):
         a.fit(X[pub], np.full(pub.size, 7))
+    # the FPR goal is checked whatever the attack's default goal is (Morgan: max_ppv)
     with pytest.raises(ValueError, match="fpr"):
-        _make(cls, overfit["target"], fpr=1.5).fit(X[pub], y[pub])
+        _make(cls, overfit["target"], fpr=1.5, threshold_goal="fpr").fit(X[pub], y[pub])
     with pytest.raises(ValueError, match="fpr=0.0001 is too small"):
-        _make(cls, overfit["target"], fpr=1e-4).fit(X[pub], y[pub])
+        _make(cls, overfit["target"], fpr=1e-4, threshold_goal="fpr").fit(X[pub], y[pub])
     with pytest.raises(Exception, match="not fitted"):
         a.decision_function(X[:5], y[:5])
     _fit(a, X, y, pub, np.r_[overfit["members"], overfit["nonmembers"]])
