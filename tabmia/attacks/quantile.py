@@ -508,15 +508,25 @@ class QuantileAttack(BaseMembershipAttack):
             study = optuna.create_study(direction="minimize", sampler=sampler)
             study.enqueue_trial(dict(DEFAULT_CATBOOST_PARAMS))
 
+            # the paper's subsample range starts at 1e-2; on small public sets CatBoost
+            # refuses a sample that small, so sample at least ~50 rows of a fold
+            fold_rows = s.size * (self.cv - 1) / self.cv
+            min_subsample = min(1.0, max(1e-2, 50.0 / max(fold_rows, 1.0)))
+
             def objective(trial: Any) -> float:
+                from catboost import CatBoostError
+
                 params = {
                     "depth": trial.suggest_int("depth", 1, 10),
                     "l2_leaf_reg": trial.suggest_float("l2_leaf_reg", 1e-2, 1e6, log=True),
                     "learning_rate": trial.suggest_float("learning_rate", 1e-6, 1.0, log=True),
-                    "subsample": trial.suggest_float("subsample", 1e-2, 1.0, log=True),
+                    "subsample": trial.suggest_float("subsample", min_subsample, 1.0, log=True),
                     "iterations": trial.suggest_int("iterations", 1, 1000, log=True),
                 }
-                raw, _ = self._cross_fit(params, data, s, cat_idx, split_seed, model_seed, False)
+                try:
+                    raw, _ = self._cross_fit(params, data, s, cat_idx, split_seed, model_seed, False)
+                except CatBoostError:  # a setting CatBoost cannot train: a failed trial
+                    return float("inf")
                 value = self._cv_loss(s, raw)
                 return value if np.isfinite(value) else float("inf")
 
