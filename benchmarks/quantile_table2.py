@@ -114,23 +114,6 @@ def tune_target(X: Any, y: np.ndarray, seed: int, quick: bool) -> tuple[Any, dic
                                     "cv_accuracy": float(search.best_score_)}
 
 
-def _repair_unpickled_catboost(attack: Any) -> int:
-    """Work around unpickled CatBoost models reporting ``n_features_in_ == 0``.
-
-    Shadow models that come back from a joblib worker or from the population's cache
-    are unpickled CatBoost models; CatBoost restores them with ``n_features_in_ = 0``,
-    and :class:`tabmia.target.TargetModel` then refuses every record ("X has 20 columns
-    but the target was trained on 0") when LiRA scores a candidate outside its pool.
-    Restores the count from the model's feature names; returns how many were fixed.
-    """
-    fixed = 0
-    for model in getattr(getattr(attack, "population_", None), "models_", None) or []:
-        if getattr(model, "n_features_in_", None) == 0 and getattr(model, "feature_names_", None):
-            model._n_features_in = len(model.feature_names_)
-            fixed += 1
-    return fixed
-
-
 def run_seed(data: dict[str, Any], seed: int, *, shadows: list[int], n_trials: int,
              quick: bool, n_jobs: int, log: Any) -> dict[str, Any]:
     from tabmia.attacks import ScoreAttack
@@ -173,8 +156,6 @@ def run_seed(data: dict[str, Any], seed: int, *, shadows: list[int], n_trials: i
         for name, attack in attacks.items():
             t1 = time.perf_counter()
             attack.fit(Xpub, ypub)
-            out.setdefault("catboost_repaired", 0)
-            out["catboost_repaired"] += _repair_unpickled_catboost(attack)
             s = attack.decision_function(Xc, yc)
             row: dict[str, Any] = {"auc": auc(member, s), "seconds": time.perf_counter() - t1}
             try:
@@ -275,7 +256,8 @@ def markdown(report: dict[str, Any]) -> str:
                     f"{np.mean([r['seconds'] for r in rows]):.0f} |"
                 )
         lines += ["", "## Data sets and targets", "",
-                  "| data set | source | records | target train / test acc. | tuned params (seed 0) | ROC |",
+                  "| data set | source | records | target train / test acc. | "
+                  "tuned params (seed 0) | ROC |",
                   "|---|---|---|---|---|---|"]
         for key in keys:
             ds = report["datasets"][key]

@@ -207,7 +207,9 @@ class TargetModel:
                 )
             return
         n_cols = _n_columns(X)
-        if expected is not None and n_cols is not None and n_cols != int(expected):
+        # 0 means unknown: CatBoost restores n_features_in_ = 0 when unpickled (joblib
+        # workers, the shadow cache); the model itself still checks the columns.
+        if expected and n_cols is not None and n_cols != int(expected):
             raise ValueError(
                 f"X has {n_cols} columns but the target was trained on {int(expected)}"
             )

@@ -102,3 +102,19 @@ def test_torch_module_logits():
     assert np.allclose(t.predict_proba(X).sum(1), 1)
     with pytest.raises(ValueError, match="classes is required"):
         TargetModel(net)
+
+
+def test_unpickled_catboost_is_still_a_usable_target():
+    """CatBoost restores n_features_in_ = 0 after pickling (joblib workers, the shadow
+    cache); the adapter must not read that as "trained on 0 columns"."""
+    import pickle
+
+    from catboost import CatBoostClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = CatBoostClassifier(iterations=5, verbose=0, allow_writing_files=False).fit(X, y)
+    restored = pickle.loads(pickle.dumps(model))
+    p = as_target(restored).predict_proba(X)
+    assert p.shape == (100, 2) and np.allclose(p, model.predict_proba(X))
