@@ -249,3 +249,27 @@ def test_too_few_shadows_raise():
         LiRAAttack(target, n_shadow=1).fit(X[100:], y[100:])
     assert LiRAAttack(online=True)._fit_includes_candidates
     assert not LiRAAttack()._fit_includes_candidates
+
+
+def test_clip_is_searched_for_a_logit_target():
+    """An MLP target gives logits (nothing saturates) but heavy-tailed scores: "auto"
+    lets the attacker's shadows choose between no bound and a grid of bounds."""
+    pytest.importorskip("torch")
+    from tabmia.shadow import TorchMLPClassifier
+
+    X, y = make_classification(n_samples=1200, n_features=10, n_informative=6,
+                               flip_y=0.1, random_state=0)
+    X = X.astype(np.float32)
+    recipe = TorchMLPClassifier(hidden_layer_sizes=(32,), epochs=30, batch_size=50,
+                                device="cpu", random_state=0)
+    target = TorchMLPClassifier(**recipe.get_params()).fit(X[:300], y[:300])
+    a = LiRAAttack(target, shadow_estimator=recipe, n_shadow=8, fpr=0.05,
+                   random_state=0).fit(X[300:900], y[300:900])
+    assert a.target_.has_logits
+    assert None in a.clip_search_ and len(a.clip_search_) >= 3
+    best = max(a.clip_search_.values())
+    assert a.clip_search_[a.proba_clip_] == best
+    assert min(e for e in a.clip_search_ if e is not None) == pytest.approx(1e-6)
+    # the chosen bound is what the scores use
+    s = a.decision_function(X[:300], y[:300])
+    assert np.all(np.isfinite(s))

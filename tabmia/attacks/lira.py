@@ -50,6 +50,8 @@ _MAX_CALIBRATION_SCORES = 2_000_000
 #: target's probability resolution).
 CLIP_GRID_MAX = 0.25
 _MAX_CLIP_GRID = 10
+#: Smallest clip tried for a target that exposes logits (bound +-13.8 on the logit scale).
+LOGIT_CLIP_GRID_MIN = 1e-6
 #: At most about this many shadows play the target when ``proba_clip="auto"`` picks a clip.
 _MAX_SIMULATED_TARGETS = 16
 
@@ -107,15 +109,19 @@ class LiRAAttack(BaseMembershipAttack):
         infinite in exact arithmetic (690 after tabmia's 1e-300 guard): such values
         dominate every mean and variance, and one more tree vote (0.98 -> 1.0) then
         looks like strong evidence. ``"auto"``: no clipping when the target's
-        true-class probabilities on the ``fit`` records never reach exactly 0 or 1
-        (or the target gives logits). Otherwise, with ``delta`` the smallest positive
-        distance of such a probability from 0 or 1 (``1/T`` for a forest), the clip
-        is chosen from ``delta/2, delta, 2 delta, ...`` up to ``CLIP_GRID_MAX``
-        (0.25; at most 10 values, evenly spaced in log): each of up to 16 shadows in
-        turn plays the target (its IN and OUT pool records are known), and the clip
-        with the highest mean TPR at ``fpr`` wins (``clip_search_`` holds the
-        values; ties go to the smaller clip). This uses the attacker's own shadows
-        only, never the candidates' membership. None: no clipping.
+        true-class probabilities on the ``fit`` records never reach exactly 0 or 1.
+        Otherwise, with ``delta`` the smallest positive distance of such a
+        probability from 0 or 1 (``1/T`` for a forest), the clip is chosen from
+        ``delta/2, delta, 2 delta, ...`` up to ``CLIP_GRID_MAX`` (0.25; at most 10
+        values, evenly spaced in log): each of up to 16 shadows in turn plays the
+        target (its IN and OUT pool records are known), and the clip with the highest
+        mean TPR at ``fpr`` and ``fpr / 10`` wins (``clip_search_`` holds the values;
+        ties go to the smaller clip). A target that gives logits (a torch MLP) never
+        saturates, but an overfit MLP's logit scores are heavy-tailed and inflate the
+        pooled variance: the same search runs over "no clip" and clips from
+        ``LOGIT_CLIP_GRID_MIN`` (1e-6) up, "no clip" winning ties. This uses the
+        attacker's own shadows only, never the candidates' membership. None: no
+        clipping.
     pkeep : float, default=0.5
         Share of the pool each shadow trains on (and of the shadows each pool record
         is IN for). Choose it so that ``pkeep * len(pool)`` is close to the size of
@@ -154,8 +160,8 @@ class LiRAAttack(BaseMembershipAttack):
     proba_clip_ : float or None
         The clip applied (resolved from ``"auto"``).
     clip_search_ : dict
-        ``{clip: mean simulated TPR at fpr}`` of the clips ``"auto"`` tried (empty
-        when no search ran).
+        ``{clip: mean simulated TPR at fpr and fpr / 10}`` of the clips ``"auto"``
+        tried (empty when no search ran).
     global_var_out_, global_var_in_ : float
         Pooled within-record variances of the OUT / IN shadow scores on the pool
         (``global_var_in_`` is NaN when no record has two IN shadows).
@@ -202,7 +208,7 @@ class LiRAAttack(BaseMembershipAttack):
     >>> import numpy as np
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from tabmia.attacks.lira import LiRAAttack
+    >>> from tabmia.attacks import LiRAAttack
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> target = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])
     >>> attack = LiRAAttack(target, n_shadow=8, fpr=0.05, random_state=0)
@@ -335,26 +341,37 @@ class LiRAAttack(BaseMembershipAttack):
             return None, {}
         if self.proba_clip != "auto":
             return (float(self.proba_clip) if self.proba_clip > 0 else None), {}
-        if p_true is None:  # the target's own logits: nothing saturates
-            return None, {}
-        gap = np.minimum(p_true, 1.0 - p_true)
-        if not (gap <= 0).any():
-            return None, {}
-        positive = gap[gap > 0]
-        delta = float(positive.min()) if positive.size else 0.5
-        lo = min(0.5 * delta, CLIP_GRID_MAX)
+        if p_true is None:
+            # The target's own logits: nothing saturates, but an overfit MLP's scores
+            # are heavy-tailed and inflate the pooled variance; bounding them can help.
+            # "No bound" competes with the grid and wins ties.
+            lo, with_none = LOGIT_CLIP_GRID_MIN, True
+        else:
+            gap = np.minimum(p_true, 1.0 - p_true)
+            if not (gap <= 0).any():
+                return None, {}
+            positive = gap[gap > 0]
+            delta = float(positive.min()) if positive.size else 0.5
+            lo, with_none = min(0.5 * delta, CLIP_GRID_MAX), False
         n_doublings = int(np.floor(np.log2(CLIP_GRID_MAX / lo) + 1e-9))
         hi = lo * 2.0**n_doublings
         grid = [float(e) for e in np.geomspace(lo, hi, min(n_doublings + 1, _MAX_CLIP_GRID))]
-        search: dict[float, float] = {}
-        for eps in grid:  # a loop over a few clips
+        search: dict[float | None, float] = {}
+        for eps in ([None] if with_none else []) + grid:  # a loop over a few clips
             self._set_moments(_logit_bound(eps))
             search[eps] = self._simulated_tpr()
         best = max(search.values())
-        return min(e for e, v in search.items() if v >= best - 1e-12), search
+        if with_none and search[None] >= best - 1e-12:
+            return None, search
+        return min(e for e, v in search.items() if e is not None and v >= best - 1e-12), search
 
     def _simulated_tpr(self) -> float:
-        """Mean TPR at ``fpr`` when each shadow in turn plays the target."""
+        """Mean TPR at ``fpr`` and ``fpr / 10`` when each shadow in turn plays the target.
+
+        Two operating points a decade apart: at one FPR alone, neighbouring clips
+        often tie, and the tie would be broken by noise rather than by the low-FPR
+        end of the curve. An FPR below 5 non-members is raised to 5 non-members.
+        """
         n_models = self._stats.shape[0]
         step = max(1, n_models // _MAX_SIMULATED_TARGETS)
         tprs = []
@@ -364,8 +381,8 @@ class LiRAAttack(BaseMembershipAttack):
             n_neg = int((~m).sum())
             if m.all() or n_neg == 0:
                 continue
-            alpha = min(max(self.fpr, 5.0 / n_neg), 1.0)
-            tprs.append(_tpr_at(m, sc, alpha))
+            for alpha in (self.fpr, self.fpr / 10.0):
+                tprs.append(_tpr_at(m, sc, min(max(alpha, 5.0 / n_neg), 1.0)))
         return float(np.mean(tprs)) if tprs else 0.0
 
     def _loo_scores(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
