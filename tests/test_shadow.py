@@ -242,6 +242,38 @@ def test_dask_cluster_gives_identical_statistics(pool, processes):
     np.testing.assert_array_equal(remote.in_masks_, local.in_masks_)
 
 
+class PidProbeTree(DecisionTreeClassifier):
+    """DecisionTreeClassifier that records the process it was fit in."""
+
+    def fit(self, X, y, sample_weight=None, check_input=True):
+        self.fit_pid_ = os.getpid()
+        return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+
+def test_ray_cluster_gives_identical_statistics(pool, monkeypatch):
+    """Shadow training on Ray through joblib's registered "ray" backend."""
+    ray = pytest.importorskip("ray")
+    from ray.util.joblib import register_ray
+
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    X, y = pool
+    local = ShadowPopulation(DecisionTreeClassifier(max_depth=3), n_models=4,
+                             random_state=0).fit(X, y)
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False, configure_logging=False)
+    try:
+        register_ray()
+        with joblib.parallel_config(backend="ray"):
+            remote = ShadowPopulation(PidProbeTree(max_depth=3), n_models=4,
+                                      random_state=0, n_jobs=2).fit(X, y)
+    finally:
+        ray.shutdown()
+    # the fits ran in Ray's worker processes, not here
+    assert os.getpid() not in {m.fit_pid_ for m in remote.models_}
+    np.testing.assert_array_equal(remote.statistics_, local.statistics_)
+    np.testing.assert_array_equal(remote.in_masks_, local.in_masks_)
+
+
 # -------------------------------------------------------------------- estimators
 def test_refuses_frozen_estimator_and_the_target(pool):
     from sklearn.frozen import FrozenEstimator
