@@ -26,7 +26,6 @@ Run: ``python -m benchmarks.jayaraman_ppv [--seeds N] [--quick] [--datasets ...]
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -379,7 +378,8 @@ def run_seed(
             res["max_ppv"][g] = r
         # cross-check at gamma = 1: the attack's own fit(threshold_goal="max_ppv")
         t0 = time.perf_counter()
-        a = clone(protos[name]).set_params(**base, threshold_goal="max_ppv", prior=1.0).fit(Xpub, ypub)
+        a = clone(protos[name]).set_params(**base, threshold_goal="max_ppv", prior=1.0)
+        a.fit(Xpub, ypub)
         idx = sets[1.0] if 1.0 in sets else np.arange(member.size)
         if name == "Morgan":
             flag = (loss_c >= a.phi_L_) & (loss_c <= a.phi_U_) & (ratio_c >= a.phi_M_)
@@ -387,7 +387,8 @@ def run_seed(
             inside = (loss_c >= a.phi_L_) & (loss_c <= a.phi_U_)
             scores[name] = np.where(inside, ratio_c, ratio_c - 2.0)  # its decision_function
         else:
-            res["library_max_ppv"][1.0] = _rates(scores[name][idx] >= a.threshold_, member[idx], 1.0)
+            flag = scores[name][idx] >= a.threshold_
+            res["library_max_ppv"][1.0] = _rates(flag, member[idx], 1.0)
         res["seconds"] = seconds.get(name, 0.0) + time.perf_counter() - t0
         g1 = res["max_ppv"].get(1.0, {})
         log(f"    {name}: max-PPV@gamma=1 PPV {g1.get('ppv', float('nan')):.3f} "
@@ -416,7 +417,8 @@ def markdown(report: dict[str, Any]) -> str:
         "Jayaraman, Wang, Knipmeyer, Gu, Evans, *Revisiting Membership Inference Under "
         "Realistic Assumptions* (PETS 2021): Tables 3, 4, 6, 7 with tabmia.",
         "",
-        f"Command: `{cfg['command']}`; seeds: {cfg['seeds']}; wall time {report['wall_seconds']:.0f} s.",
+        f"Command: `{cfg['command']}`; seeds: {cfg['seeds']}; "
+        f"wall time {report['wall_seconds']:.0f} s.",
         f"Target MLP: 2 x 256 ReLU, Adam, batch 200, lr 0.005 (the paper's), trained on "
         f"{cfg['device']}.",
         "Attacks: Yeom = `LossAttack`; Yeom CBT = `LossAttack(class_based=True)`; Merlin = "
@@ -456,7 +458,8 @@ def markdown(report: dict[str, Any]) -> str:
             "",
             "### Balanced prior (gamma = 1): compare Tables 3, 4, 7",
             "",
-            "| attack | threshold | FPR | TPR | Adv | PPV | members identified | paper Purchase-100X (T3) FPR / TPR / PPV | paper Texas-100 (T7) FPR / TPR / PPV |",
+            "| attack | threshold | FPR | TPR | Adv | PPV | members identified | paper "
+            "Purchase-100X (T3) FPR / TPR / PPV | paper Texas-100 (T7) FPR / TPR / PPV |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
         for name in ATTACKS:
@@ -497,7 +500,8 @@ def markdown(report: dict[str, Any]) -> str:
                     ("-" if rows.get(g) is None else f"{rows[g][i]:.1f}") if g in rows else ""
                     for g in gammas
                 ]
-                lines.append(f"| *paper {paper_name}: {att}* | max PPV | " + " | ".join(cells) + " |")
+                lines.append(
+                    f"| *paper {paper_name}: {att}* | max PPV | " + " | ".join(cells) + " |")
         sizes = ", ".join(
             f"gamma={g:g}: {ds['seeds'][0]['attacks']['Yeom']['max_ppv'][g]['n_members']:,} + "
             f"{ds['seeds'][0]['attacks']['Yeom']['max_ppv'][g]['n_nonmembers']:,}"
@@ -597,7 +601,8 @@ def main(argv: list[str] | None = None) -> int:
     missing_data_exit(report["not_present"], args.datasets)
     report["wall_seconds"] = time.perf_counter() - t_start
     report["config"] = {
-        "command": "python -m benchmarks.jayaraman_ppv " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m benchmarks.jayaraman_ppv "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
         "seeds": seeds, "gammas": list(gammas), "n_noise": n_noise, "quick": args.quick,
         "device": device_note(),
     }

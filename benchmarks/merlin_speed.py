@@ -238,18 +238,32 @@ def _markdown(res: dict[str, Any], repeats: int) -> str:
     return "\n".join(lines)
 
 
+def _load_note(load: dict) -> str:
+    """A line on how busy the machine was (other jobs inflate wall times)."""
+    return (
+        "\n\nLoad average (1/5/15 min) at start "
+        + "/".join(f"{v:.1f}" for v in load["start"]) + ", at end "
+        + "/".join(f"{v:.1f}" for v in load["end"])
+        + f" on {os.cpu_count()} cores: above the core count, other jobs shared the CPU "
+        "and wall times are inflated."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    load_start = os.getloadavg()
     res = run(args.repeats)
+    load = {"start": load_start, "end": os.getloadavg()}
     payload = {
+        "load_average_1_5_15min": load,
         "protocol": {"data": "adult (dropna, one-hot, min-max)", "n_train": N_TRAIN,
                      "n_candidates": N_CAND, "n_noise": T, "sigma": SIGMA,
                      "repeats": args.repeats},
         "results": res,
     }
-    write_results("merlin_speed", payload, _markdown(res, args.repeats))
+    write_results("merlin_speed", payload, _markdown(res, args.repeats) + _load_note(load))
 
 
 if __name__ == "__main__":

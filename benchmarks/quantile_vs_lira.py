@@ -32,6 +32,7 @@ Run: ``python -m benchmarks.quantile_vs_lira`` (``--datasets eye_movements`` for
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 from typing import Any
@@ -193,11 +194,23 @@ def _markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _load_note(load: dict) -> str:
+    """A line on how busy the machine was (other jobs inflate wall times)."""
+    return (
+        "\n\nLoad average (1/5/15 min) at start "
+        + "/".join(f"{v:.1f}" for v in load["start"]) + ", at end "
+        + "/".join(f"{v:.1f}" for v in load["end"])
+        + f" on {os.cpu_count()} cores: above the core count, other jobs shared the CPU "
+        "and wall times are inflated."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
+    load_start = os.getloadavg()
     rows = []
     for ds in args.datasets:
         for seed in range(args.seeds):
@@ -205,7 +218,9 @@ def main() -> None:
             rows.append(run_one(ds, seed))
             print(ds, seed, f"{time.perf_counter() - t0:.0f}s",
                   {k: round(rows[-1][k]["precision_at_1pct"], 3) for k in ATTACKS}, flush=True)
+    load = {"start": load_start, "end": os.getloadavg()}
     payload = {
+        "load_average_1_5_15min": load,
         "protocol": {
             "split": "50% private / 25% public / 25% held-out non-members",
             "target": f"catboost 300 it, lr 0.1, depth in {DEPTHS} by 3-fold CV",
@@ -215,7 +230,7 @@ def main() -> None:
         },
         "runs": rows,
     }
-    write_results("quantile_vs_lira", payload, _markdown(rows))
+    write_results("quantile_vs_lira", payload, _markdown(rows) + _load_note(load))
 
 
 if __name__ == "__main__":

@@ -146,7 +146,9 @@ def load(name: str) -> dict[str, Any]:
             "n_records": int(X.shape[0])}
 
 
-def make_attacks(n_reference: int, forget_epochs: int, cache_dir: str) -> dict[tuple[str, str], Any]:
+def make_attacks(
+    n_reference: int, forget_epochs: int, cache_dir: str
+) -> dict[tuple[str, str], Any]:
     from tabmia.attacks import LossAttack
     from tabmia.attacks.calibrated import CalibratedAttack
 
@@ -194,7 +196,8 @@ def run_seed(data: dict[str, Any], recipe: dict[str, Any], seed: int, *, n_refer
     rest = perm[half:]
     p_fit, p_out = rest[: rest.size // 2], rest[rest.size // 2:]
     p_in = perm[:half][: p_out.size]
-    proxy = clone(mlp).set_params(random_state=seed + 7919).fit(Xpub[perm[:half]], ypub[perm[:half]])
+    proxy = clone(mlp).set_params(random_state=seed + 7919)
+    proxy.fit(Xpub[perm[:half]], ypub[perm[:half]])
     log(f"  seed {seed}: target train acc {acc['train']:.3f}, test acc {acc['test']:.3f}")
     out = {"seed": seed, "accuracy": acc, "attacks": {}}
     with tempfile.TemporaryDirectory(prefix="tabmia-watson-") as cache:
@@ -276,7 +279,8 @@ def markdown(report: dict[str, Any]) -> str:
                 lines.append(
                     f"| {LABEL[score]} | {LABEL[cal]} | {mean_std(r['auc'] for r in rows)} "
                     f"[{PAPER_AUC[key][(score, cal)]:.3f}] | "
-                    f"{mean_std(r['accuracy'] for r in rows)} [{PAPER_ACC[key][(score, cal)]:.3f}] | "
+                    f"{mean_std(r['accuracy'] for r in rows)} "
+                    f"[{PAPER_ACC[key][(score, cal)]:.3f}] | "
                     f"{mean_std(r['best_accuracy'] for r in rows)} | "
                     f"{np.mean([r['seconds'] for r in rows]):.1f} |"
                 )
@@ -288,7 +292,8 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5, help="repetitions (default 5, the paper's T)")
+    parser.add_argument("--seeds", type=int, default=5,
+                        help="repetitions (default 5, the paper's T)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--n-reference", type=int, default=1,
@@ -364,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     report["paper"] = {
         "table2_auc": {k: {f"{s}|{c}": v for (s, c), v in t.items()} for k, t in PAPER_AUC.items()},
-        "table3_accuracy": {k: {f"{s}|{c}": v for (s, c), v in t.items()} for k, t in PAPER_ACC.items()},
+        "table3_accuracy": {k: {f"{s}|{c}": v for (s, c), v in t.items()}
+                            for k, t in PAPER_ACC.items()},
         "table1_target_accuracy": PAPER_TARGET_ACC,
     }
     json_path, md_path = write_results(NAME, report, markdown(report))
