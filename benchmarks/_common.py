@@ -7,8 +7,9 @@ import importlib
 import json
 import os
 import platform
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -96,6 +97,40 @@ def write_results(name: str, payload: dict[str, Any], markdown: str) -> tuple[Pa
     md_path = RESULTS / f"{name}.md"
     md_path.write_text(header + markdown.rstrip() + "\n")
     return json_path, md_path
+
+
+def present_datasets(
+    keys: Iterable[str], loader: Callable[[str], Any], report: dict[str, Any]
+) -> Iterator[tuple[str, Any]]:
+    """``(key, loader(key))`` for each data set the data home holds.
+
+    A data set that is absent is skipped: the loader's message (the paths it looked for
+    and where to get the file) goes to stderr and into ``report["not_present"][key]``.
+    """
+    from tabmia.datasets import DataNotFoundError
+
+    for key in keys:
+        try:
+            data = loader(key)
+        except DataNotFoundError as exc:
+            print(f"{key}: not present, skipped.\n{exc}", file=sys.stderr, flush=True)
+            report["not_present"][key] = str(exc)
+            continue
+        yield key, data
+
+
+def load_note(load: dict[str, Any]) -> str:
+    """A markdown line on how busy the machine was (other jobs inflate wall times).
+
+    ``load`` holds ``os.getloadavg()`` at the ``"start"`` and ``"end"`` of the run.
+    """
+    return (
+        "\n\nLoad average (1/5/15 min) at start "
+        + "/".join(f"{v:.1f}" for v in load["start"]) + ", at end "
+        + "/".join(f"{v:.1f}" for v in load["end"])
+        + f" on {os.cpu_count()} cores: above the core count, other jobs shared the CPU "
+        "and wall times are inflated."
+    )
 
 
 def mean_std(values: Any) -> str:

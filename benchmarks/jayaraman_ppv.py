@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import _common
-from benchmarks._common import mean_std, use_shared_data, write_results
+from benchmarks._common import mean_std, present_datasets, use_shared_data, write_results
 
 NAME = "jayaraman_ppv"
 DATASETS = ("purchase100", "texas100", "diabetes130", "adult")
@@ -549,20 +549,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="torch CPU threads (default 1: fastest on a shared 2-core box)")
     args = parser.parse_args(argv)
     prepare_run(args)
-    from tabmia.datasets import DataNotFoundError
 
     t_start = time.perf_counter()
     seeds = list(range(args.seeds))
     n_noise = 10 if args.quick else 100
     gammas = GAMMAS
     report: dict[str, Any] = {"datasets": {}, "not_present": {}}
-    for key in args.datasets:
-        try:
-            data = load_numeric(key)
-        except DataNotFoundError as exc:
-            print(f"{key}: not present, skipped.\n{exc}", file=sys.stderr, flush=True)
-            report["not_present"][key] = str(exc)
-            continue
+    for key, data in present_datasets(args.datasets, load_numeric, report):
         n_avail = data["X"].shape[0]
         n_train, n_public, n_pool, epochs, differs = _sizes(key, args, n_avail)
         print(f"{key}: {n_avail:,} records, {data['n_features']} features; train {n_train}, "

@@ -44,7 +44,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 
-from benchmarks._common import SHARED_DATA, write_results
+from benchmarks._common import SHARED_DATA, load_note, write_results
 
 GUARDIAN_PYTHON = os.environ.get("GUARDIAN_PYTHON", "/tmp/guardian/bin/python")
 N_TRAIN, N_CAND, T, SIGMA = 5_000, 2_000, 100, 0.01
@@ -238,17 +238,6 @@ def _markdown(res: dict[str, Any], repeats: int) -> str:
     return "\n".join(lines)
 
 
-def _load_note(load: dict) -> str:
-    """A line on how busy the machine was (other jobs inflate wall times)."""
-    return (
-        "\n\nLoad average (1/5/15 min) at start "
-        + "/".join(f"{v:.1f}" for v in load["start"]) + ", at end "
-        + "/".join(f"{v:.1f}" for v in load["end"])
-        + f" on {os.cpu_count()} cores: above the core count, other jobs shared the CPU "
-        "and wall times are inflated."
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -263,7 +252,7 @@ def main() -> None:
                      "repeats": args.repeats},
         "results": res,
     }
-    write_results("merlin_speed", payload, _markdown(res, args.repeats) + _load_note(load))
+    write_results("merlin_speed", payload, _markdown(res, args.repeats) + load_note(load))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import mean_std, write_results
+from benchmarks._common import mean_std, present_datasets, write_results
 from benchmarks.jayaraman_ppv import missing_data_exit, pct, prepare_run, results_dir
 
 NAME = "quantile_table2"
@@ -285,7 +285,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (unused here)")
     args = parser.parse_args(argv)
     prepare_run(args)
-    from tabmia.datasets import DataNotFoundError
     from tabmia.shadow import gpu_available
 
     t_start = time.perf_counter()
@@ -293,13 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     shadows = [4, 8] if args.quick else sorted(args.shadows)
     n_trials = 0 if args.quick else args.n_trials
     report: dict[str, Any] = {"datasets": {}, "not_present": {}}
-    for key in args.datasets:
-        try:
-            data = load(key, args.quick)
-        except DataNotFoundError as exc:
-            print(f"{key}: not present, skipped.\n{exc}", file=sys.stderr, flush=True)
-            report["not_present"][key] = str(exc)
-            continue
+    for key, data in present_datasets(args.datasets, lambda key: load(key, args.quick), report):
         print(f"{key}: {data['note']}, {data['X'].shape[0]:,} records", flush=True)
         t0 = time.perf_counter()
         runs = [run_seed(data, s, shadows=shadows, n_trials=n_trials, quick=args.quick,

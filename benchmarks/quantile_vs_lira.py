@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import KFold
 
-from benchmarks._common import SHARED_DATA, write_results
+from benchmarks._common import SHARED_DATA, load_note, write_results
 
 N_ADULT = 8_000
 DEPTHS = (4, 8)
@@ -194,17 +194,6 @@ def _markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _load_note(load: dict) -> str:
-    """A line on how busy the machine was (other jobs inflate wall times)."""
-    return (
-        "\n\nLoad average (1/5/15 min) at start "
-        + "/".join(f"{v:.1f}" for v in load["start"]) + ", at end "
-        + "/".join(f"{v:.1f}" for v in load["end"])
-        + f" on {os.cpu_count()} cores: above the core count, other jobs shared the CPU "
-        "and wall times are inflated."
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
@@ -230,7 +219,7 @@ def main() -> None:
         },
         "runs": rows,
     }
-    write_results("quantile_vs_lira", payload, _markdown(rows) + _load_note(load))
+    write_results("quantile_vs_lira", payload, _markdown(rows) + load_note(load))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
-from benchmarks._common import SHARED_DATA, write_results
+from benchmarks._common import SHARED_DATA, load_note, write_results
 
 SACRO_PYTHON = os.environ.get("SACRO_PYTHON", "/tmp/sacro_q/bin/python")
 ALPHA = 0.01
@@ -270,17 +270,6 @@ def _ms(values: list[float], digits: int) -> str:
     return f"{v.mean():.{digits}f} ± {sd:.{digits}f}"
 
 
-def _load_note(load: dict) -> str:
-    """A line on how busy the machine was (other jobs inflate wall times)."""
-    return (
-        "\n\nLoad average (1/5/15 min) at start "
-        + "/".join(f"{v:.1f}" for v in load["start"]) + ", at end "
-        + "/".join(f"{v:.1f}" for v in load["end"])
-        + f" on {os.cpu_count()} cores: above the core count, other jobs shared the CPU "
-        "and wall times are inflated."
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
@@ -301,7 +290,7 @@ def main() -> None:
             payload["note"] = args.note
         md = _markdown(payload["runs"], args.n_trials)
         if "load_average_1_5_15min" in payload:
-            md += _load_note(payload["load_average_1_5_15min"])
+            md += load_note(payload["load_average_1_5_15min"])
         if payload.get("note"):
             md += "\n\nNote: " + payload["note"]
         write_results("quantile_vs_sacroml", payload, md)
@@ -328,7 +317,7 @@ def main() -> None:
                      "sacroml": "QMIAAttack(alpha=0.01)"},
         "runs": rows,
     }
-    write_results("quantile_vs_sacroml", payload, _markdown(rows, args.n_trials) + _load_note(load))
+    write_results("quantile_vs_sacroml", payload, _markdown(rows, args.n_trials) + load_note(load))
 
 
 if __name__ == "__main__":

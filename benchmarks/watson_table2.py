@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from benchmarks._common import mean_std, write_results
+from benchmarks._common import mean_std, present_datasets, write_results
 from benchmarks.jayaraman_ppv import (
     _minmax_onehot,
     device_note,
@@ -303,18 +303,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="torch CPU threads (default 1: fastest on a shared 2-core box)")
     args = parser.parse_args(argv)
     prepare_run(args)
-    from tabmia.datasets import DataNotFoundError
 
     t_start = time.perf_counter()
     seeds = list(range(args.seeds))
     report: dict[str, Any] = {"datasets": {}, "not_present": {}}
-    for key in args.datasets:
-        try:
-            data = load(key)
-        except DataNotFoundError as exc:
-            print(f"{key}: not present, skipped.\n{exc}", file=sys.stderr, flush=True)
-            report["not_present"][key] = str(exc)
-            continue
+    for key, data in present_datasets(args.datasets, load, report):
         recipe = dict(RECIPES[key])
         if args.quick:
             recipe["epochs"] = 3

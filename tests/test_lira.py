@@ -191,7 +191,7 @@ def test_chance_level_when_the_target_never_saw_the_candidates():
 
 
 def test_online_records_outside_the_pool_warn_and_stay_finite(games, results):
-    g, a = games[0], results[0]["on_attack"]
+    a = results[0]["on_attack"]
     X_new, y_new = make_classification(n_samples=50, n_features=10, n_informative=6,
                                        random_state=99)
     with pytest.warns(UserWarning, match="not in the pool"):

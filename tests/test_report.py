@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier

@@ -9,7 +9,6 @@ must pass; the behaviour behind the failing checks is covered by
 ``test_attack_contract.py``.
 """
 
-import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from tests.test_attack_contract import ATTACKS

@@ -9,7 +9,7 @@ scores candidate records (higher = more likely a member); ``predict(X, y)`` flag
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
