@@ -31,7 +31,12 @@ from typing import Any, NoReturn
 
 __all__ = ["main", "build_parser"]
 
-DEFAULT_ATTACKS = "loss,loss_class,confidence,entropy,modified_entropy"
+#: Attacks that need only the target's outputs (the default with precomputed
+#: probabilities, or a model file given without ``--recipe``).
+SCORE_ATTACKS = "loss,loss_class,confidence,entropy,modified_entropy"
+#: Default where shadow / reference models can be trained (the built-in game, or
+#: ``--recipe``): the score attacks plus LiRA and RMIA, the strongest at low FPR.
+DEFAULT_ATTACKS = SCORE_ATTACKS + ",lira,rmia"
 # attack parameters that take the unfitted training recipe
 _RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
 
@@ -111,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     own.add_argument("--max-members", type=int, default=None,
                      help="score at most this many training records")
     attacks = audit.add_argument_group("attacks and reporting")
-    attacks.add_argument("--attacks", default=DEFAULT_ATTACKS,
-                         help=f"comma-separated, from: {', '.join(ATTACK_NAMES)}")
+    attacks.add_argument("--attacks", default=None,
+                         help=f"comma-separated, from: {', '.join(ATTACK_NAMES)} (default "
+                         f"{DEFAULT_ATTACKS}; without a training recipe {SCORE_ATTACKS})")
     attacks.add_argument("--fpr", type=float, default=0.01,
                          help="FPR each attack's threshold promises (default 0.01)")
     attacks.add_argument("--fprs", type=_floats, default=(0.01, 0.001),
@@ -252,10 +258,17 @@ def _recipe(args: argparse.Namespace, X: Any) -> Any:
     return recipe
 
 
-def _make_attacks(args: argparse.Namespace, recipe: Any = None) -> dict[str, Any]:
+def _make_attacks(
+    args: argparse.Namespace, recipe: Any = None, *, can_train: bool = True
+) -> dict[str, Any]:
+    """The attacks named by ``--attacks``; by default the score attacks, plus LiRA and
+    RMIA when shadow models can be trained (``can_train``)."""
     from tabmia.recipes import make_attack
 
-    names = [a.strip() for a in str(args.attacks).split(",") if a.strip()]
+    chosen = args.attacks
+    if chosen is None:
+        chosen = DEFAULT_ATTACKS if can_train else SCORE_ATTACKS
+    names = [a.strip() for a in str(chosen).split(",") if a.strip()]
     if not names:
         raise UsageError("--attacks is empty")
     params: dict[str, Any] = {"fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device}
@@ -388,7 +401,8 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     except ValueError as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
     result = audit_model(
-        target, X_tr, y_tr, X_pop, y_pop, _make_attacks(args, recipe=_recipe(args, X_tr)),
+        target, X_tr, y_tr, X_pop, y_pop, _make_attacks(args, recipe=_recipe(args, X_tr),
+                                                 can_train=args.recipe is not None),
         max_members=args.max_members, fprs=args.fprs, gammas=args.gammas,
         random_state=args.random_state, verbose=not args.quiet,
     )

@@ -141,3 +141,18 @@ def test_argparse_errors_are_one_line_with_status_2():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "invalid choice" in proc.stderr
+
+
+def test_default_attacks_add_lira_and_rmia_only_where_shadows_can_be_trained(own_model, tmp_path):
+    score = {"loss", "loss_class", "confidence", "entropy", "modified_entropy"}
+    out = tmp_path / "game"
+    assert main(["audit", "--max-records", "240", "--fpr", "0.05", "--out", str(out), "--quiet"]) == 0
+    game = {m["attack"] for m in json.loads((out / "results.json").read_text())["metrics"]}
+    assert game == score | {"lira", "rmia"}
+    d, _, _, _ = own_model  # a model file without --recipe: nothing to train shadows from
+    with pytest.warns(UserWarning, match="runs any code"):
+        assert main(["audit", "--model-file", str(d / "model.joblib"), "--train",
+                     str(d / "train.csv"), "--population", str(d / "population.parquet"),
+                     "--label", "diagnosis", "--out", str(d / "own"), "--quiet"]) == 0
+    own = {m["attack"] for m in json.loads((d / "own" / "results.json").read_text())["metrics"]}
+    assert own == score
