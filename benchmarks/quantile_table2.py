@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="repetitions (default 3)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=ALL_CHOICES)
-    parser.add_argument("--shadows", nargs="+", type=int, default=[16, 32],
+    parser.add_argument("--shadows", nargs="+", type=int, default=[16, 32, 64],
                         help="LiRA shadow counts (the paper: 16 32 64)")
     parser.add_argument("--n-trials", type=int, default=0,
                         help="QMIA Optuna trials (default 0: CatBoost defaults, see the md)")
