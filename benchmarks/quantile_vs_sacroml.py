@@ -60,8 +60,9 @@ ALPHA = 0.01
 #: tabmia configurations: the default (one quantile at alpha), a quantile grid reaching
 #: past the atom a forest's probability 1.0 puts in the score, and the Gaussian model.
 TABMIA_CONFIGS: dict[str, dict[str, Any]] = {
-    "tabmia_pinball": {},
-    "tabmia_pinball_grid": {"alphas": [0.01, 0.05, 0.1, 0.2, 0.35, 0.5], "n_trials": 5},
+    "tabmia_pinball": {"mode": "pinball"},
+    "tabmia_pinball_grid": {"mode": "pinball", "alphas": [0.01, 0.05, 0.1, 0.2, 0.35, 0.5],
+                            "n_trials": 5},
     "tabmia_gaussian": {"mode": "gaussian"},
 }
 TOOL_NAMES = {

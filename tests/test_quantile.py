@@ -49,7 +49,8 @@ def test_pinball_fpr_on_fresh_nonmembers(games, alpha):
     does too. The threshold was set on out-of-fold public scores (20,000 records)."""
     k_total = n_total = 0
     for seed, (target, members, (Xp, yp), (Xf, yf)) in enumerate(games):
-        attack = QuantileAttack(target, fpr=alpha, random_state=seed, **FAST).fit(Xp, yp)
+        attack = QuantileAttack(target, mode="pinball", fpr=alpha, random_state=seed,
+                                **FAST).fit(Xp, yp)
         flagged = attack.predict(Xf, yf)
         k, n = int(flagged.sum()), flagged.size
         lo, hi = clopper_pearson(k, n, confidence=0.999)
@@ -100,7 +101,8 @@ def test_multiquantile_grid_matches_paper_rule(small_game):
     predicted quantiles never cross; score_samples is the nominal p-value."""
     target, members, (Xp, yp), (Xf, yf) = small_game
     alphas = [0.01, 0.05, 0.2]
-    attack = QuantileAttack(target, alphas=alphas, fpr=0.05, random_state=0, **FAST).fit(Xp, yp)
+    attack = QuantileAttack(target, mode="pinball", alphas=alphas, fpr=0.05, random_state=0,
+                            **FAST).fit(Xp, yp)
     assert np.allclose(attack.alphas_, sorted(alphas))
     q = attack.predicted_quantiles(Xf, yf)
     assert q.shape == (len(yf), 3)
@@ -211,7 +213,7 @@ def test_sparse_input_multiclass():
 def test_bad_parameters_raise(small_game, kwargs, match):
     target, _, (Xp, yp), _ = small_game
     with pytest.raises(ValueError, match=match):
-        QuantileAttack(target, **{**FAST, **kwargs}).fit(Xp[:200], yp[:200])
+        QuantileAttack(target, **{"mode": "pinball", **FAST, **kwargs}).fit(Xp[:200], yp[:200])
 
 
 def test_bad_records_raise(small_game):
