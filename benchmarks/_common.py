@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
+import importlib.metadata
 import json
 import os
 import platform
@@ -17,10 +17,13 @@ RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
-_PACKAGES = (
-    "tabmia", "numpy", "scipy", "pandas", "sklearn", "catboost", "xgboost", "lightgbm",
-    "optuna", "torch", "joblib",
-)
+#: Reported name -> installed distribution (read from its metadata: nothing is imported).
+_PACKAGES = {
+    "tabmia": "tabmia", "numpy": "numpy", "scipy": "scipy", "pandas": "pandas",
+    "sklearn": "scikit-learn", "catboost": "catboost", "xgboost": "xgboost",
+    "lightgbm": "lightgbm", "optuna": "optuna", "torch": "torch", "joblib": "joblib",
+    "dask": "dask", "distributed": "distributed", "ray": "ray",
+}
 
 
 def use_shared_data() -> None:
@@ -49,11 +52,12 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     versions = {}
-    for name in _PACKAGES:
+    for name, dist in _PACKAGES.items():
         try:
-            versions[name] = importlib.import_module(name).__version__
-        except Exception:  # noqa: BLE001 - absent or broken optional package
-            versions[name] = None
+            versions[name] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            # xgboost installs as xgboost-cpu
+            versions[name] = _first_version(dist + "-cpu")
     info["versions"] = versions
     try:
         import torch
@@ -62,6 +66,13 @@ def machine_info() -> dict[str, Any]:
     except ImportError:
         info["gpu"] = None
     return info
+
+
+def _first_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def _jsonable(obj: Any) -> Any:

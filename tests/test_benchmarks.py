@@ -76,3 +76,17 @@ def test_missing_data_stops_with_loader_message(name, tmp_path, monkeypatch, cap
     assert "not present" in err
     assert str(empty) in err and expected_file in err, err
     assert not (tmp_path / "out" / f"{name}.json").exists()
+
+
+def test_scaling_quick_run_compares_backends(tmp_path, shared_data):
+    """benchmarks/scaling.py times the same population on every backend and checks the
+    scores match the in-process run (it stops otherwise)."""
+    from benchmarks import scaling
+
+    assert scaling.main(["--quick", "--out", str(tmp_path)]) == 0
+    payload = json.loads((tmp_path / "scaling.json").read_text())
+    backends = {(r["backend"], r["workers"]) for r in payload["rows"]}
+    assert {("in-process (n_jobs=1)", 1), ("joblib loky", 2), ("dask LocalCluster", 1),
+            ("dask LocalCluster", 2), ("ray (local)", 2)} <= backends
+    assert all(r["identical_scores"] for r in payload["rows"])
+    assert "| dask LocalCluster | 2 |" in (tmp_path / "scaling.md").read_text()
