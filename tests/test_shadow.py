@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import joblib
@@ -105,6 +106,25 @@ def test_n_jobs_does_not_change_results(pool):
     np.testing.assert_array_equal(one.seeds_, two.seeds_)
     other = ShadowPopulation(est, n_models=4, random_state=2).fit(X, y)
     assert not np.array_equal(one.statistics_, other.statistics_)
+
+
+def test_n_jobs_does_not_change_blas_results_with_multithreaded_blas():
+    """Float results of BLAS calls depend on its thread count; the tests run with one
+    BLAS thread (conftest), users often with many. With 2 BLAS threads here and one
+    per worker, sklearn MLP shadows differed by up to 0.17 before each fit was pinned
+    to one BLAS thread."""
+    from sklearn.datasets import make_classification
+    from sklearn.neural_network import MLPClassifier
+    from threadpoolctl import threadpool_limits
+
+    X, y = make_classification(2000, 40, n_informative=20, n_classes=3, random_state=0)
+    X = X.astype(np.float32)  # float32 GEMM: the case seen to differ
+    est = MLPClassifier((128, 128), max_iter=10, random_state=0)
+    with threadpool_limits(limits=2, user_api="blas"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning
+        one = ShadowPopulation(est, n_models=2, random_state=0, n_jobs=1).fit(X, y)
+        two = ShadowPopulation(est, n_models=2, random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(one.statistics_, two.statistics_)
 
 
 def test_keep_models_false(pool):
