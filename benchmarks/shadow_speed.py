@@ -289,14 +289,14 @@ def _markdown(p: dict[str, Any]) -> str:
         "",
         f"{s['data']}; pool of {s['pool_records']:,} records, {s['rows_per_model']} "
         f"training rows per model; {s['architecture']}; torch intra-op threads: "
-        f"{s['torch_threads']} (one thread: on this 2-core machine, shared with other "
-        "jobs, two OpenMP threads spin-waited for each other and inflated single runs up "
-        "to 10x at random).",
+        f"{s['torch_threads']} (one thread: on this 2-core machine, when shared with "
+        "other jobs, two OpenMP threads spin-waited for each other and inflated single "
+        "runs up to 10x at random).",
         "",
         "Timed over the epochs in the table (training time is linear in epochs); batched "
         "and one-by-one runs interleaved, the fastest repeat reported. CPU s is this "
-        "process's CPU time (all threads), less sensitive than wall time to the other jobs "
-        "on this shared machine. The last column is **extrapolated**: measured seconds "
+        "process's CPU time (all threads), less sensitive than wall time to other jobs on "
+        "a shared machine. The last column is **extrapolated**: measured seconds "
         "per epoch x 100 (the papers' 100 epochs); it was not run.",
         "",
         "| K | device | mode | epochs x repeats | wall s (min) | CPU s (min) | "
@@ -361,10 +361,14 @@ def _markdown(p: dict[str, Any]) -> str:
             f"{_fmt(r['wall_s'])} | {_fmt(r['s_per_model'], '.2f')} | "
             f"{_fmt(r['in_minus_out_mean_logit'], '.3f')} | {r['load_avg_1min_before']} |"
         )
+    loads = [r["load_avg_1min_before"] for r in p["catboost"] if "load_avg_1min_before" in r]
+    # the load average counts this benchmark itself (about 1)
+    busy = bool(loads) and max(loads) > (os.cpu_count() or 1)
     lines += [
         "",
-        "The machine was shared with other jobs while this ran (see the load averages): "
-        "timings are single runs, not means over repeats.",
+        ("The machine was shared with other jobs while this ran (see the load averages): "
+         if busy else "The machine was otherwise idle (see the load averages); ")
+        + "CatBoost timings are single runs, not means over repeats.",
     ]
     return "\n".join(lines)
 
