@@ -135,12 +135,15 @@ def load_note(load: dict[str, Any]) -> str:
 
     ``load`` holds ``os.getloadavg()`` at the ``"start"`` and ``"end"`` of the run.
     """
+    cores = os.cpu_count() or 1
+    busy = max(load["start"][0], load["end"][0]) > cores  # the run itself counts ~1
     return (
         "\n\nLoad average (1/5/15 min) at start "
         + "/".join(f"{v:.1f}" for v in load["start"]) + ", at end "
         + "/".join(f"{v:.1f}" for v in load["end"])
-        + f" on {os.cpu_count()} cores: above the core count, other jobs shared the CPU "
-        "and wall times are inflated."
+        + f" on {cores} cores: "
+        + ("above the core count, other jobs shared the CPU and wall times are inflated."
+           if busy else "no other jobs of note were running.")
     )
 
 

@@ -240,7 +240,7 @@ def _markdown(res: dict[str, Any], repeats: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     load_start = os.getloadavg()
     res = run(args.repeats)
