@@ -170,8 +170,9 @@ NOTES = """How to read this:
 - The online rows train shadows with and without each candidate: "online" on public +
   candidates (16,000 records, `pkeep=0.25`, so ~6 of 25 shadows are IN per record);
   "online on SACRO-ML's data" on the candidates only (`pkeep=0.5`).
-- Wall times come from a shared 2-core machine whose load average was well above 2;
-  CPU seconds (user + system of all processes) are less sensitive to that load.
+- SACRO-ML trains its shadows one after another (its CPU time equals its wall time);
+  tabmia ran `n_jobs=2` on the 2 cores, so compare CPU seconds too (user + system of all
+  processes; less sensitive to other jobs on the machine).
 """
 
 
@@ -185,8 +186,10 @@ def render(payload: dict) -> str:
         "members, 4,000 non-members; 8,000 public records). Mean ± std over seeds "
         f"{setup['seeds']}. Metrics from `tabmia.metrics` on each tool's scores.",
         "",
-        f"Machine load average at start / end: {load0:.1f} / {load1:.1f} (a shared 2-core "
-        "machine: wall times are indicative). tabmia's joblib worker pool was started once "
+        f"Machine load average at start / end: {load0:.1f} / {load1:.1f} on "
+        f"{setup.get('cpu_count', 2)} cores ("
+        + ("other jobs were running: wall times are indicative" if max(load0, load1) > 2.5
+           else "no other jobs of note") + "). tabmia's joblib worker pool was started once "
         f"before timing ({setup['joblib_pool_start_s']:.1f} s, not counted); n_jobs="
         f"{setup['n_jobs']}.",
         "",
