@@ -9,6 +9,8 @@ scores candidate records (higher = more likely a member); ``predict(X, y)`` flag
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
+
 from numbers import Real
 from typing import Any
 
@@ -28,7 +30,7 @@ __all__ = ["BaseMembershipAttack"]
 _SEED_MAX = np.iinfo(np.int32).max
 
 
-class BaseMembershipAttack(BaseEstimator):
+class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     """Base class of membership inference attacks.
 
     Parameters common to all attacks
@@ -137,8 +139,9 @@ class BaseMembershipAttack(BaseEstimator):
     def _fit(self, X: Any, y: np.ndarray) -> None:
         """Learn whatever the attack needs from public records (labels as indices)."""
 
-    def _score(self, X: Any, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
+        """Membership scores of candidate records (labels as indices); higher = member."""
 
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         """Scores of known non-members for ``threshold_goal="fpr"``.

@@ -178,8 +178,9 @@ class QuantileAttack(BaseMembershipAttack):
     out-of-fold loss is estimated from ~1% of the public records, so it often prefers
     a near-constant regressor (e.g. depth 3, 4 iterations, l2 7e5 on OpenML
     eye_movements with 1,902 public records), which ranks records no better than the
-    marginal threshold. With fewer than ~10,000 public records prefer
-    ``mode="gaussian"`` or a grid of ``alphas``, or ``n_trials=0`` (the defaults).
+    marginal threshold. This is why the defaults are ``mode="gaussian"`` and
+    ``n_trials=0``; with pinball on fewer than ~10,000 public records, prefer a grid
+    of ``alphas`` or no tuning.
 
     Parameters
     ----------
@@ -524,9 +525,9 @@ class QuantileAttack(BaseMembershipAttack):
             fold_rows = s.size * (self.cv - 1) / self.cv
             min_subsample = min(1.0, max(1e-2, 50.0 / max(fold_rows, 1.0)))
 
-            def objective(trial: Any) -> float:
-                from catboost import CatBoostError
+            from catboost import CatBoostError
 
+            def objective(trial: Any) -> float:
                 params = {
                     "depth": trial.suggest_int("depth", 1, 10),
                     "l2_leaf_reg": trial.suggest_float("l2_leaf_reg", 1e-2, 1e6, log=True),
