@@ -170,15 +170,34 @@ def test_real_eye_movements_361070():
     assert not b.data.isna().any().any()
 
 
-@pytest.mark.parametrize(
-    "task_id,shape,per_class",
-    [(361057, (2554, 11), 1277), (361064, (5188, 20), 2594), (361067, (3172, 5), 1586)],
-)
-def test_real_analogues_balanced(task_id, shape, per_class):
+THREE_ADDED = [(361057, (2554, 11), 1277), (361064, (5188, 20), 2594), (361067, (3172, 5), 1586)]
+ANALOGUE_SOURCES = {361057: "wine_quality", 361064: "kdd_ipums_la_97_small", 361067: "phoneme"}
+
+
+@pytest.mark.parametrize("task_id,shape,per_class", THREE_ADDED)
+def test_real_exact_files_of_the_three_added_tasks(task_id, shape, per_class):
+    b = tds.fetch_openml_task(task_id)
+    name = tds.SUITE_TASKS[task_id].name
+    assert b.origin == "hf" and b.source_path == SHARED / "tabular-benchmark" / "clf_num" / f"{name}.csv.gz"
+    assert "exact benchmark version" in b.DESCR
+    assert b.data.shape == shape and counts(b.target) == {0: per_class, 1: per_class}
+    assert b.feature_names == [f"f{i}" for i in range(shape[1])]
+    assert not b.data.isna().any().any()
+    # the exact file wins over analogue=True, which only fills in for a missing file
+    assert tds.fetch_openml_task(task_id, analogue=True).origin == "hf"
+    assert load_dataset(f"openml:{task_id}").data.shape == shape
+
+
+@pytest.mark.parametrize("task_id,shape,per_class", THREE_ADDED)
+def test_real_analogues_when_the_exact_file_is_missing(task_id, shape, per_class, tmp_path, monkeypatch):
+    # a data home with the originals but without tabular-benchmark/
+    src = ANALOGUE_SOURCES[task_id]
+    (tmp_path / src).symlink_to(SHARED / src, target_is_directory=True)
+    monkeypatch.setenv("TABMIA_DATA", str(tmp_path))
+    name = tds.SUITE_TASKS[task_id].name
     with pytest.raises(DataNotFoundError) as err:
         tds.fetch_openml_task(task_id)
-    name = tds.SUITE_TASKS[task_id].name
-    assert str(SHARED / "tabular-benchmark" / "clf_num" / f"{name}.csv.gz") in str(err.value)
+    assert str(tmp_path / "tabular-benchmark" / "clf_num" / f"{name}.csv.gz") in str(err.value)
     assert "analogue=True" in str(err.value)
     b = tds.fetch_openml_task(task_id, analogue=True, random_state=0)
     assert b.origin == "analogue" and "analogue" in b.DESCR.lower()

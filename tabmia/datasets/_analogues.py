@@ -1,8 +1,9 @@
 """Rebuild benchmark versions of suite tasks from their original data (analogues).
 
-The tabular-benchmark files for tasks 361057 (wine), 361064
-(kdd_ipums_la_97-small) and 361067 (phoneme) are not in the shared data; the
-originals are.  The benchmark's documented procedure is re-applied: keep
+A fallback for data homes that hold the originals of tasks 361057 (wine),
+361064 (kdd_ipums_la_97-small) and 361067 (phoneme) but not their exact
+tabular-benchmark files (the shared data has both since 2026-11-22; the
+exact file is always preferred).  The benchmark's documented procedure is re-applied: keep
 numerical features, binarise the target, drop rows with missing values,
 balance the classes by seeded random undersampling.  The result has the
 benchmark's shape and class balance but not necessarily its exact rows (the

@@ -11,9 +11,12 @@ Search order for :func:`fetch_openml_task`:
    when ``download=False``, when ``TABMIA_OFFLINE`` is set, or when
    openml.org is unreachable).
 
-For tasks 361057 (wine), 361064 (kdd_ipums_la_97-small) and 361067 (phoneme),
-``analogue=True`` rebuilds the benchmark version from the original data
-(see :mod:`tabmia.datasets._analogues`) when the exact file is missing.
+The exact benchmark files of all suite tasks in the shared data home load by
+default, including 361057 (wine), 361064 (kdd_ipums_la_97-small) and 361067
+(phoneme), whose HF-layout files have anonymous columns ``f0..fN``.  For those
+three, ``analogue=True`` is a fallback for a data home without the exact file:
+it rebuilds the benchmark version from the original data (see
+:mod:`tabmia.datasets._analogues`); the exact file always wins when present.
 """
 
 from __future__ import annotations
