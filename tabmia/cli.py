@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import shutil
 import sys
 import tempfile
@@ -471,7 +472,8 @@ def _write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict
     from tabmia.report import plot_roc
     from tabmia.report.html import write_html_report
 
-    command = " ".join(sys.argv)
+    # the process's command line, with the entry point (console script or cli.py) as `tabmia`
+    command = getattr(args, "command_line", None) or "tabmia " + shlex.join(sys.argv[1:])
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     md += f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
     args.out.mkdir(parents=True, exist_ok=True)

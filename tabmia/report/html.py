@@ -25,13 +25,13 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 color:#1d232a;line-height:1.45;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;
-text-align:right}th{background:#f3f5f7}td:first-child,th:first-child{text-align:left}
+text-align:right}th{background:#f3f5f7;font-weight:600}td:first-child,th:first-child{text-align:left}
 .note{color:#57606a;font-size:.9em}.figs{display:flex;flex-wrap:wrap;gap:1em}.figs img{max-width:100%;
 border:1px solid #eee}.masked{color:#8c959f;letter-spacing:.1em}.key{display:inline-block;
 background:#f3f5f7;border-radius:4px;padding:2px 8px;margin:2px 6px 2px 0}
 .verdict{background:#f6f8fa;border-left:4px solid #0969da;padding:.2em 1em .6em;margin-top:1em}
 .verdict h2{border:none;margin-top:.6em}.verdict li{margin:.3em 0}
-footer{margin-top:2em}code{font-size:.85em;word-break:break-all}
+.wide{overflow-x:auto}footer{margin-top:2em}code{font-size:.85em;word-break:break-all}
 """
 
 
@@ -123,7 +123,9 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
         for g in gammas:
             lo, hi = ppv_interval(tp, n_pos, fp, n_neg, g)
             text = _interval(ppv(r["tpr"], r["fpr"], g), lo, hi)
-            if not ppv_resolved(fp, lo, hi):
+            if tp + fp == 0:
+                text = "nothing flagged"
+            elif not ppv_resolved(fp, lo, hi):
                 text += f" not resolved by {n_neg} non-members"
             row[f"PPV γ={g:g} measured"] = text
             row[f"PPV γ={g:g} bound"] = f"{dp_ppv_bound(max(r['fpr'], 1e-12), epsilon, delta, g):.3f}"
@@ -141,7 +143,7 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
         "bound, so the claim cannot hold; <b>not resolved</b>: the measured TPR is above the "
         "bound at the measured FPR, but within what the number of non-members can tell apart; "
         f"<b>yes</b>: the measured rates are within the bound.{pooled}</p>"
-        + _table_html(pd.DataFrame(rows))
+        + "<div class='wide'>" + _table_html(pd.DataFrame(rows)) + "</div>"
     )
 
 
@@ -217,7 +219,12 @@ def write_html_report(
     spread = ("value [95% interval] (bootstrap for AUC, Clopper-Pearson for rates, both rates' "
               "Clopper-Pearson bounds propagated for PPV)" if n_seeds == 1 else
               f"mean ± std over {n_seeds} seeds; flagged counts per seed")
-    parts.append("<h2>Attacks</h2>" + _table_html(table) + (
+    oracle = ["attack", "AUC"] + [c for c in table.columns if "oracle" in c] + ["seconds"]
+    achieved = [c for c in table.columns if c not in oracle[1:]]
+    parts.append("<h2>What each attack achieves at its own threshold</h2><div class='wide'>"
+                 + _table_html(table[achieved]) + "</div>"
+                 "<h2>ROC curve: AUC and TPR at an oracle threshold</h2><div class='wide'>"
+                 + _table_html(table[oracle]) + "</div>" + (
         f"<p class='note'>Cells: {spread}. <b>Own threshold</b>: the records each attack flags "
         "at the threshold it chose from its public data, without the candidates' membership — "
         "what an attacker achieves. PPV, advantage and ε are of those decisions; a PPV whose "
@@ -261,7 +268,7 @@ def write_html_report(
         "attack scores at least as high (small = the record stands out; it uses the "
         "candidates' membership, so it ranks records rather than measuring an attack). Ties "
         "are broken by the number of attacks whose own threshold flags the record, then by "
-        "the mean tail probability.</p>" + _table_html(shown)
+        "the mean tail probability.</p><div class='wide'>" + _table_html(shown) + "</div>"
     )
     footer = f"tabmia {esc(version)} · generated {esc(date)}"
     if command:

@@ -120,9 +120,10 @@ def plot_score_histograms(
             if lo <= t <= hi:
                 ax.axvline(t, color="k", ls="--", lw=1, label="own threshold")
             else:  # off the clipped range: say so rather than stretch the axis
-                ax.annotate(f"threshold {t:.3g} {'>' if t > hi else '<'} range",
-                            xy=(0.98 if t > hi else 0.02, 0.6), xycoords="axes fraction",
-                            ha="right" if t > hi else "left", fontsize=7)
+                ax.annotate(f"own threshold {t:.3g}\n{'above' if t > hi else 'below'} "
+                            "the range shown", xy=(0.5, 0.97), xycoords="axes fraction",
+                            ha="center", va="top", fontsize=7,
+                            bbox={"fc": "white", "ec": "0.7", "alpha": 0.9})
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("attack score (higher = more likely a member)", fontsize=8)
         ax.set_ylabel("density", fontsize=8)

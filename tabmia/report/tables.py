@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia.metrics import ppv, ppv_interval, ppv_resolved
+
 __all__ = ["results_table", "markdown_table"]
 
 
@@ -55,16 +57,26 @@ def _count_cell(rows: pd.DataFrame, key: str, total: str) -> str:
     return ", ".join(str(int(v)) for v in k) + f" of {int(n[0])}"
 
 
-def _ppv_cell(rows: pd.DataFrame, key: str) -> str:
-    text = _cell(rows, key)
-    if text == "n/a" or f"{key}_resolved" not in rows:
-        return text
-    resolved = rows[f"{key}_resolved"].fillna(False).astype(bool).to_numpy()
+def _ppv_cell(rows: pd.DataFrame, gamma: float) -> str:
+    """PPV at prior ``gamma`` from the counts at the attack's own threshold (any gamma),
+    with its propagated interval; says when the non-members cannot resolve it."""
+    key = f"ppv@gamma={gamma:g}"
+    tp, fp = _values(rows, "tp"), _values(rows, "fp")
+    if not (np.isfinite(tp).all() and np.isfinite(fp).all()):
+        return _cell(rows, key)  # metrics without counts
+    if (tp + fp == 0).all():
+        return "nothing flagged"  # the formula's base rate would look like a measurement
+    n_pos, n_neg = _values(rows, "n_members").astype(int), _values(rows, "n_nonmembers").astype(int)
+    bounds = [ppv_interval(int(a), p, int(b), n, gamma) for a, p, b, n in zip(tp, n_pos, fp, n_neg)]
+    frame = pd.DataFrame({key: ppv(tp / n_pos, fp / n_neg, gamma),
+                          f"{key}_low": [b[0] for b in bounds],
+                          f"{key}_high": [b[1] for b in bounds]})
+    text = _cell(frame, key)
+    resolved = np.array([ppv_resolved(int(b), lo, hi) for b, (lo, hi) in zip(fp, bounds)])
     if resolved.all():
         return text
-    n_neg = int(_values(rows, "n_nonmembers")[0])
-    where = "" if len(rows) == 1 else f" in {int((~resolved).sum())} of {len(rows)} seeds"
-    return f"{text} not resolved by {n_neg} non-members{where}"
+    where = "" if len(rows) == 1 else f" ({int((~resolved).sum())}/{len(rows)} seeds)"
+    return f"{text} not resolved by {n_neg[0]} non-members{where}"
 
 
 def results_table(
@@ -90,7 +102,7 @@ def results_table(
                "non-members flagged": _count_cell(group, "fp", "n_nonmembers"),
                "FPR (own threshold)": _cell(group, "fpr")}
         for g in gammas:
-            row[f"PPV γ={g:g}"] = _ppv_cell(group, f"ppv@gamma={g:g}")
+            row[f"PPV γ={g:g}"] = _ppv_cell(group, g)
         row["advantage"] = _cell(group, "advantage")
         row["ε lower bound"] = _cell(group, "epsilon_lower", 2)
         for alpha in fprs:

@@ -105,14 +105,13 @@ def verdict_lines(
                      "which is what these attacks exploit.")
     aim = (f" (aimed at {float(first['fpr_target']):.1%} FPR)"
            if _is_finite(first.get("fpr_target")) else "")
-    per_seed = (f" (per seed: {', '.join(map(str, best['tp_per_seed']))} of {n_mem})"
-                if n_seeds > 1 else "")
+
     if int(summary["tp"].max()) == 0:
         lines.append(f"No attack flags a single training record at its own threshold{aim}: "
                      f"at most {best['tpr_high']:.3f} of training records (95% upper bound) "
                      "could be singled out this way.")
     else:
-        lines.append(_singles_out(best_name, best, aim, per_seed))
+        lines.append(_singles_out(best_name, best, aim, n_mem))
     g = max(gammas)
     if int(best["tp"]) + int(best["fp"]) == 0:
         lines.append("PPV (the share of flagged records that really are training records) is "
@@ -140,12 +139,18 @@ def verdict_lines(
     return lines
 
 
-def _singles_out(name: str, best: pd.Series, aim: str, per_seed: str) -> str:
+def _singles_out(name: str, best: pd.Series, aim: str, n_mem: int) -> str:
+    if int(best["n_seeds"]) > 1:  # the seeds' members overlap: count per seed, pool the rates
+        count = (f"singles out {best['tp'] / best['n_seeds']:g} of {n_mem} training records per "
+                 f"seed on average (seeds: {', '.join(map(str, best['tp_per_seed']))}): pooled TPR")
+        false = (f"it also flags {int(best['fp'])} of {int(best['n_nonmembers'])} non-members "
+                 "over all seeds: pooled FPR")
+    else:
+        count = f"singles out {int(best['tp'])} of {int(best['n_members'])} training records: TPR"
+        false = f"it also flags {int(best['fp'])} of {int(best['n_nonmembers'])} non-members: FPR"
     return (
         f"At its own threshold{aim}, chosen without knowing who is a member, the strongest attack, "
-        f"{name}, singles out {int(best['tp'])} of {int(best['n_members'])} training records"
-        f"{per_seed}: TPR {_rate(best['tpr'], best['tpr_low'], best['tpr_high'])}; it also flags "
-        f"{int(best['fp'])} of {int(best['n_nonmembers'])} non-members: FPR "
+        f"{name}, {count} {_rate(best['tpr'], best['tpr_low'], best['tpr_high'])}; {false} "
         f"{_rate(best['fpr'], best['fpr_low'], best['fpr_high'])}."
         + (" Its TPR's interval overlaps its FPR's: these flags are not shown to be better "
            "than guessing." if best["tpr_low"] <= best["fpr_high"] else ""))
