@@ -66,9 +66,9 @@ def audit_model(
     -------
     ExperimentResult
         One repeat; ``target_accuracy`` has the model's accuracy on the training
-        records and on all population records. In ``scores``, ``record`` is the row position in the training
-        file for members and in the population file for non-members; ``source`` says
-        which.
+        records and on all population records. In ``scores``, ``record`` is the row
+        position in the training file for members and in the population file for
+        non-members; ``source`` says which.
     """
     if not isinstance(attacks, dict) or not attacks:
         raise ValueError("attacks must be a non-empty dict of name -> attack")
