@@ -15,7 +15,8 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from tabmia.experiment import ExperimentResult, MembershipSplit, run_attacks
-from tabmia.target import concat_rows, n_rows, take_rows
+from tabmia.metrics import check_audit_size
+from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = ["audit_model"]
 
@@ -55,12 +56,19 @@ def audit_model(
     random_state : int, RandomState instance or None, default=0
         Seeds the population split and the attacks.
 
+    Raises
+    ------
+    tabmia.metrics.AuditTooSmallError
+        With fewer than :data:`tabmia.metrics.MIN_AUDIT_RECORDS` members or non-member
+        candidates.
+
     Returns
     -------
     ExperimentResult
-        One repeat. In ``scores``, ``record`` is the row position in the training
-        file for members and in the population file for non-members; ``source`` says
-        which.
+        One repeat; ``target_accuracy`` has the model's accuracy on the training
+        records and on all population records. In ``scores``, ``record`` is the row
+        position in the training file for members and in the population file for
+        non-members; ``source`` says which.
     """
     if not isinstance(attacks, dict) or not attacks:
         raise ValueError("attacks must be a non-empty dict of name -> attack")
@@ -86,6 +94,7 @@ def audit_model(
     members = np.arange(n_rows(X_train))
     if max_members is not None and members.size > max_members:
         members = np.sort(rng.choice(members, max_members, replace=False))
+    check_audit_size(members.size, nonmembers.size)
     X_pub, y_pub = take_rows(X_population, public), y_population[public]
     X_cand = concat_rows([take_rows(X_train, members), take_rows(X_population, nonmembers)])
     y_cand = np.r_[y_train[members], y_population[nonmembers]]
@@ -101,7 +110,22 @@ def audit_model(
     for frame in frames:
         frame.insert(0, "repeat", 0)
     split = MembershipSplit(train=members, members=members, nonmembers=nonmembers, public=public)
+    accuracy = pd.DataFrame([{
+        "repeat": 0,
+        "train_accuracy": _accuracy(target, X_train, y_train),
+        "test_accuracy": _accuracy(target, X_population, y_population),
+    }])
     return ExperimentResult(
         scores=pd.concat(frames, ignore_index=True), metrics=pd.DataFrame(rows),
-        targets=[target], splits=[split], attacks=fitted,
+        targets=[target], splits=[split], target_accuracy=accuracy, attacks=fitted,
     )
+
+
+def _accuracy(target: Any, X: Any, y: np.ndarray) -> float:
+    """Accuracy of the arg-max class; NaN where the model's classes do not cover ``y``."""
+    model = as_target(target)
+    predicted = model.classes_[np.argmax(model.predict_proba(X), axis=1)]
+    try:
+        return float(np.mean(predicted == y))
+    except (TypeError, ValueError):
+        return float("nan")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import shutil
 import sys
 import tempfile
@@ -428,10 +429,13 @@ def _proba_classes(columns: list[str], labels: Any) -> Any:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
-    from tabmia.metrics import UnresolvableFPRError
+    from tabmia.metrics import AuditTooSmallError, UnresolvableFPRError
     from tabmia.report import markdown_table, results_table
+    from tabmia.report.verdict import verdict_lines
 
     _check_args(args)
+    if not 0.0 <= args.delta < 1.0:
+        raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     t0 = time.perf_counter()
     try:
         if args.train is not None:
@@ -440,45 +444,65 @@ def run_audit(args: argparse.Namespace) -> int:
             result, context, records = _built_in_game(args)
     except UnresolvableFPRError as exc:
         raise UsageError(f"{str(exc).splitlines()[0]} (raise --fpr or give more records)") from exc
+    except AuditTooSmallError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from exc
     elapsed = time.perf_counter() - t0
+    if args.train is not None and "data" not in context:
+        context = {"data": str(args.train), **context}
+    result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {v}" for k, v in context.items()) + "\n"
-    md = header + "\n" + markdown_table(table)
+    verdict = verdict_lines(result, context=context, gammas=args.gammas, epsilon=args.epsilon,
+                            delta=args.delta)
+    md = (header + "\n## Verdict\n\n" + "".join(f"- {line}\n" for line in verdict)
+          + "\n## Attacks\n\n" + markdown_table(table))
     print(md)
-    _write_outputs(args, result, md, context, records, elapsed)
+    _write_outputs(args, result, md, context, records, elapsed, verdict)
     print(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, roc.png "
           f"({elapsed:.1f} s)")
     return 0
 
 
 def _write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[str, Any],
-                   records: Any, elapsed: float) -> None:
+                   records: Any, elapsed: float, verdict: list[str] | None = None) -> None:
     """Write every file into a temporary folder, then move them into --out together."""
+    import datetime
+
     import tabmia
     from tabmia.report import plot_roc
     from tabmia.report.html import write_html_report
 
+    # the process's command line, with the entry point (console script or cli.py) as `tabmia`
+    command = getattr(args, "command_line", None) or "tabmia " + shlex.join(sys.argv[1:])
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    md += f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".partial-") as tmp:
         tmp_path = Path(tmp)
         payload = {
             "tabmia_version": tabmia.__version__,
-            "command": " ".join(sys.argv),
+            "command": command,
+            "date": date,
             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
             "context": context,
             "seconds": elapsed,
+            "verdict": verdict,
             "target_accuracy": (result.target_accuracy.to_dict(orient="records")
                                 if result.target_accuracy is not None else None),
+            # what each attack flags at its own threshold, per seed (the attacker's result)
+            "at_own_threshold": json.loads(result.at_own_threshold().to_json(orient="records")),
             "metrics": json.loads(result.metrics.to_json(orient="records")),
         }
         (tmp_path / "results.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
         (tmp_path / "results.md").write_text(md)
         result.scores.to_csv(tmp_path / "scores.csv.gz", index=False)
-        plot_roc(result.scores, tmp_path / "roc.png")
+        plot_roc(result.scores, tmp_path / "roc.png",
+                 title="ROC (log-log)" + (f", seed 0 of {args.seeds}" if args.seeds > 1 else ""))
         write_html_report(
             result, tmp_path / "report.html", context=context, epsilon=args.epsilon,
             delta=args.delta, fprs=args.fprs, gammas=args.gammas, top_k=args.top_k,
-            records=records, show_records=args.show_records,
+            records=records, show_records=args.show_records, command=command,
+            version=tabmia.__version__, date=date,
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)

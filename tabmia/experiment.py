@@ -11,7 +11,7 @@ into a table. Repeating over seeds gives the mean and spread.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any
 
@@ -20,7 +20,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from tabmia.metrics import attack_metrics
+from tabmia.metrics import attack_metrics, check_audit_size, empirical_epsilon
 from tabmia.target import concat_rows, n_rows, take_rows
 
 __all__ = [
@@ -121,7 +121,10 @@ class ExperimentResult:
         set), ``member`` (ground truth), ``score``, ``flagged`` (``score >= threshold_``).
     metrics : DataFrame
         One row per (repeat, attack) with every metric of :func:`attack_metrics`,
-        plus ``fit_seconds`` and ``score_seconds``.
+        plus ``fit_seconds`` and ``score_seconds``. ``tp`` / ``fp`` count the members /
+        non-members the attack flags at its own ``threshold_`` (chosen without the
+        candidates' membership): what the attacker achieves. ``tpr@<fpr>`` are ROC-curve
+        points, reached only by a threshold set with the membership labels (an oracle).
     targets : list
         Fitted target of each repeat.
     splits : list of MembershipSplit
@@ -147,6 +150,31 @@ class ExperimentResult:
         mean = grouped.mean()
         std = grouped.std(ddof=1).fillna(0.0)
         return pd.concat({"mean": mean, "std": std}, axis=1)
+
+    def at_own_threshold(self) -> pd.DataFrame:
+        """Each attack's decisions at its own threshold, per repeat.
+
+        Returns
+        -------
+        DataFrame
+            ``repeat``, ``seed``, ``attack``, ``threshold``, ``tp``, ``n_members``,
+            ``tpr`` (with ``tpr_low`` / ``tpr_high``), ``fp``, ``n_nonmembers``,
+            ``fpr`` (with ``fpr_low`` / ``fpr_high``): 95% Clopper-Pearson intervals.
+        """
+        cols = ["repeat", "seed", "attack", "threshold", "tp", "n_members", "tpr", "tpr_low",
+                "tpr_high", "fp", "n_nonmembers", "fpr", "fpr_low", "fpr_high"]
+        return self.metrics[[c for c in cols if c in self.metrics]].reset_index(drop=True)
+
+    def with_delta(self, delta: float, *, confidence: float = 0.95) -> ExperimentResult:
+        """A copy whose empirical epsilon lower bounds are for (epsilon, ``delta``)-DP."""
+        metrics = self.metrics.copy()
+        eps = [empirical_epsilon(int(r.tp), int(r.n_members), int(r.fp), int(r.n_nonmembers),
+                                 delta=delta, confidence=confidence)
+               for r in metrics[["tp", "n_members", "fp", "n_nonmembers"]].itertuples()]
+        metrics["epsilon"] = [e["epsilon"] for e in eps]
+        metrics["epsilon_lower"] = [e["epsilon_lower"] for e in eps]
+        metrics["delta"] = float(delta)
+        return replace(self, metrics=metrics)
 
 
 class MembershipExperiment:
@@ -230,6 +258,7 @@ class MembershipExperiment:
                 prior=self.prior,
                 random_state=int(seed),
             )
+            check_audit_size(split.members.size, split.nonmembers.size)
             target = clone(self.estimator)
             _set_seed(target, int(seed))
             target.fit(take_rows(X, split.train), y[split.train])
@@ -319,7 +348,10 @@ def run_attacks(
         threshold = attack.threshold_
         m = attack_metrics(member, s, threshold=threshold, fprs=fprs, gammas=gammas,
                            random_state=seed)
-        rows.append({"seed": seed, "attack": name, **m,
+        params = attack.get_params()
+        # the FPR the attack's own threshold aims at, where that is its goal
+        aim = params.get("fpr") if params.get("threshold_goal", "fpr") == "fpr" else None
+        rows.append({"seed": seed, "attack": name, **m, "fpr_target": aim,
                      "fit_seconds": t1 - t0, "score_seconds": t2 - t1})
         frames.append(pd.DataFrame({"attack": name, **(extra_columns or {}), "member": member,
                                     "score": s, "flagged": s >= threshold}))

@@ -35,12 +35,17 @@ from sklearn.utils import check_random_state
 
 __all__ = [
     "UnresolvableFPRError",
+    "AuditTooSmallError",
+    "MIN_AUDIT_RECORDS",
+    "check_audit_size",
     "roc_curve",
     "auc",
     "tpr_at_fpr",
     "precision_at_fpr",
     "rates_at_threshold",
     "ppv",
+    "ppv_interval",
+    "ppv_resolved",
     "advantage",
     "max_advantage",
     "clopper_pearson",
@@ -52,12 +57,44 @@ __all__ = [
     "gdp_advantage_bound",
     "gdp_ppv_bound",
     "empirical_epsilon",
+    "dp_tpr_bound",
+    "dp_consistency",
     "attack_metrics",
 ]
 
 
 class UnresolvableFPRError(ValueError):
     """An FPR below ``1 / n_nonmembers``: no threshold can show it."""
+
+
+class AuditTooSmallError(ValueError):
+    """Too few members or non-members for any rate of the audit to mean anything."""
+
+
+#: Fewest members and fewest non-member candidates an audit accepts. With fewer, a
+#: rate's 95% Clopper-Pearson interval is wider than 0.3 whatever is flagged, and one
+#: record moves a rate by more than 5 points.
+MIN_AUDIT_RECORDS = 20
+
+
+def check_audit_size(
+    n_members: int, n_nonmembers: int, *, minimum: int = MIN_AUDIT_RECORDS
+) -> None:
+    """Refuse an evaluation set too small to resolve the rates an audit reports.
+
+    Raises
+    ------
+    AuditTooSmallError
+        If there are fewer than ``minimum`` members or non-member candidates.
+    """
+    for count, what in ((n_members, "members (training records scored)"),
+                        (n_nonmembers, "non-member candidates")):
+        if count < minimum:
+            raise AuditTooSmallError(
+                f"the audit has {count} {what}; at least {minimum} are needed for its rates "
+                f"to mean anything (one record is 1/{max(count, 1)} of a rate), and far more "
+                "(hundreds of non-members for TPR at 1% FPR) for a useful audit"
+            )
 
 
 def _check_membership_scores(membership: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -181,6 +218,34 @@ def ppv(tpr: Any, fpr: Any, gamma: float = 1.0) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+def ppv_interval(
+    tp: int, n_members: int, fp: int, n_nonmembers: int, gamma: float = 1.0,
+    *, confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Confidence interval of the PPV of one decision rule under prior ``gamma``.
+
+    PPV rises with TPR and falls with FPR, so its lower bound is the PPV at (TPR lower,
+    FPR upper) and its upper bound at (TPR upper, FPR lower) Clopper-Pearson bounds.
+    Each bound is one-sided at ``(1 - confidence) / 4`` (a two-sided interval at
+    ``1 - (1 - confidence) / 2`` for each rate), so that by the union bound each end of
+    the PPV interval fails with probability at most ``(1 - confidence) / 2``.
+    """
+    level = 1.0 - (1.0 - confidence) / 2.0
+    tpr_lo, tpr_hi = clopper_pearson(tp, n_members, level)
+    fpr_lo, fpr_hi = clopper_pearson(fp, n_nonmembers, level)
+    return float(ppv(tpr_lo, fpr_hi, gamma)), float(ppv(tpr_hi, fpr_lo, gamma))
+
+
+def ppv_resolved(fp: int, low: float, high: float, *, max_width: float = 0.5) -> bool:
+    """Whether the non-members resolve a PPV: some were flagged and its interval is narrower
+    than ``max_width``.
+
+    With no non-member flagged the PPV's point value is 1 whatever the prior, and only
+    the FPR's upper bound (about ``3.7 / n_nonmembers``) limits it.
+    """
+    return bool(fp > 0 and high - low <= max_width)
+
+
 def advantage(tpr: Any, fpr: Any) -> Any:
     """Membership advantage ``TPR - FPR`` (Yeom et al.)."""
     out = np.asarray(tpr, dtype=np.float64) - np.asarray(fpr, dtype=np.float64)
@@ -287,6 +352,49 @@ def gdp_ppv_bound(alpha: Any, mu: float, gamma: float = 1.0) -> Any:
     return ppv(1.0 - np.asarray(gdp_tradeoff(alpha, mu)), alpha, gamma)
 
 
+def dp_tpr_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
+    """Largest TPR at FPR ``alpha`` under (epsilon, delta)-DP: ``1 - f(alpha)``.
+
+    Equals ``min(1, e^eps alpha + delta, 1 - e^-eps (1 - delta - alpha))``.
+    """
+    out = 1.0 - np.asarray(dp_tradeoff(alpha, epsilon, delta))
+    return float(out) if out.ndim == 0 else out
+
+
+def dp_consistency(
+    tp: int, n_members: int, fp: int, n_nonmembers: int, epsilon: float, delta: float = 0.0,
+    *, confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Whether one decision rule's measured rates are consistent with (epsilon, delta)-DP.
+
+    The rule violates the claim, with confidence ``confidence``, only when even the
+    TPR's lower Clopper-Pearson bound is above the DP bound at the FPR's upper bound
+    (the FPR of a few hundred non-members is uncertain too). When the measured TPR is
+    above the bound at the measured FPR but that test does not reject, the number of
+    non-members does not resolve the question.
+
+    Returns
+    -------
+    dict
+        ``tpr``, ``tpr_low``, ``fpr``, ``fpr_high``, ``tpr_bound`` (at the measured FPR),
+        ``tpr_bound_at_fpr_high`` and ``verdict``: ``"yes"``, ``"no"`` or
+        ``"not resolved"``.
+    """
+    tpr, fpr = tp / n_members, fp / n_nonmembers
+    tpr_lo, _ = clopper_pearson(tp, n_members, confidence)
+    _, fpr_hi = clopper_pearson(fp, n_nonmembers, confidence)
+    bound = dp_tpr_bound(fpr, epsilon, delta)
+    bound_hi = dp_tpr_bound(fpr_hi, epsilon, delta)
+    if tpr_lo > bound_hi + 1e-12:
+        verdict = "no"
+    elif tpr <= bound + 1e-12:
+        verdict = "yes"
+    else:
+        verdict = "not resolved"
+    return {"tpr": tpr, "tpr_low": float(tpr_lo), "fpr": fpr, "fpr_high": float(fpr_hi),
+            "tpr_bound": bound, "tpr_bound_at_fpr_high": bound_hi, "verdict": verdict}
+
+
 def _epsilon_from_rates(tpr: float, fpr: float, delta: float) -> float:
     candidates = [0.0]
     if fpr > 0 and tpr - delta > 0:
@@ -341,6 +449,7 @@ def attack_metrics(
     fprs: tuple[float, ...] = (0.01, 0.001),
     gammas: tuple[float, ...] = (1.0, 10.0),
     confidence: float = 0.95,
+    delta: float = 0.0,
     n_bootstraps: int = 200,
     random_state: Any = None,
 ) -> dict[str, Any]:
@@ -358,6 +467,8 @@ def attack_metrics(
         reported as ``None``.
     gammas : tuple of float
         Priors for the PPV at ``threshold``.
+    delta : float, default=0.0
+        The delta of the empirical epsilon lower bound.
 
     Returns
     -------
@@ -387,12 +498,19 @@ def attack_metrics(
     if threshold is not None:
         r = rates_at_threshold(m, s, threshold)
         out["threshold"] = float(threshold)
+        # what the attacker achieves: records flagged at its own threshold
+        out["tp"], out["fp"] = r["tp"], r["fp"]
         out["tpr"], out["fpr"] = r["tpr"], r["fpr"]
         out["tpr_low"], out["tpr_high"] = clopper_pearson(r["tp"], n_pos, confidence)
         out["fpr_low"], out["fpr_high"] = clopper_pearson(r["fp"], n_neg, confidence)
         out["advantage"] = advantage(r["tpr"], r["fpr"])
         for g in gammas:
             out[f"ppv@gamma={g:g}"] = ppv(r["tpr"], r["fpr"], g)
-        eps = empirical_epsilon(r["tp"], n_pos, r["fp"], n_neg, confidence=confidence)
+            lo_g, hi_g = ppv_interval(r["tp"], n_pos, r["fp"], n_neg, g, confidence=confidence)
+            out[f"ppv@gamma={g:g}_low"], out[f"ppv@gamma={g:g}_high"] = lo_g, hi_g
+            out[f"ppv@gamma={g:g}_resolved"] = ppv_resolved(r["fp"], lo_g, hi_g)
+        out["delta"] = float(delta)
+        eps = empirical_epsilon(r["tp"], n_pos, r["fp"], n_neg, delta=delta,
+                                confidence=confidence)
         out["epsilon"], out["epsilon_lower"] = eps["epsilon"], eps["epsilon_lower"]
     return out

@@ -11,9 +11,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.metrics import dp_ppv_bound, dp_tradeoff
+from tabmia.metrics import (
+    dp_consistency, dp_ppv_bound, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
+)
 from tabmia.report.plots import plot_roc, plot_score_histograms
 from tabmia.report.tables import results_table
+from tabmia.report.verdict import own_threshold_summary, verdict_lines
 
 __all__ = ["riskiest_records", "write_html_report"]
 
@@ -22,10 +25,13 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 color:#1d232a;line-height:1.45;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;
-text-align:right}th{background:#f3f5f7}td:first-child,th:first-child{text-align:left}
+text-align:right}th{background:#f3f5f7;font-weight:600}td:first-child,th:first-child{text-align:left}
 .note{color:#57606a;font-size:.9em}.figs{display:flex;flex-wrap:wrap;gap:1em}.figs img{max-width:100%;
 border:1px solid #eee}.masked{color:#8c959f;letter-spacing:.1em}.key{display:inline-block;
 background:#f3f5f7;border-radius:4px;padding:2px 8px;margin:2px 6px 2px 0}
+.verdict{background:#f6f8fa;border-left:4px solid #0969da;padding:.2em 1em .6em;margin-top:1em}
+.verdict h2{border:none;margin-top:.6em}.verdict li{margin:.3em 0}
+.wide{overflow-x:auto}footer{margin-top:2em}code{font-size:.85em;word-break:break-all}
 """
 
 
@@ -53,13 +59,18 @@ def riskiest_records(scores: pd.DataFrame, *, top_k: int = 20, repeat: int = 0) 
     For each attack, a member's score is turned into its empirical tail probability
     among that attack's non-member candidate scores (the fraction of non-members
     scoring at least as high; small = stands out). Records are ranked by their
-    smallest tail probability over attacks.
+    smallest tail probability over attacks; ties (many records share the smallest
+    possible tail, ``1 / (n_nonmembers + 1)``) by the number of attacks that flag the
+    record at their own threshold (more first), then by the mean tail probability.
 
     Returns
     -------
     DataFrame
-        ``record``, ``tail_probability``, ``strongest_attack``, ``flagged_by`` and one
-        score column per attack, ``top_k`` rows.
+        ``record``, ``tail_probability`` (smallest over attacks), ``strongest_attack``
+        (an attack reaching it, one that flags the record where there is one),
+        ``n_flagged`` and ``flagged_by`` (the attacks whose own threshold flags the
+        record, ``"none"`` if none does), ``mean_tail_probability`` and one score column
+        per attack, ``top_k`` rows.
     """
     data = scores[scores["repeat"] == repeat]
     tails, flagged, score_cols = {}, {}, {}
@@ -72,43 +83,67 @@ def riskiest_records(scores: pd.DataFrame, *, top_k: int = 20, repeat: int = 0) 
         flagged[name] = pd.Series(mem["flagged"].to_numpy(bool), index=mem["record"].to_numpy())
         score_cols[name] = pd.Series(s, index=mem["record"].to_numpy())
     tail_df = pd.DataFrame(tails)
-    flag_df = pd.DataFrame(flagged).fillna(False).astype(bool)
+    flag_df = pd.DataFrame(flagged).reindex(tail_df.index).fillna(False).astype(bool)
+    names = np.asarray(tail_df.columns, dtype=object)
+    flags = flag_df.to_numpy()
+    # tails differ by at least 1 / (n + 1): the nudge only breaks ties towards a flagging attack
+    strongest = np.nanargmin(tail_df.to_numpy() - flags * 1e-9, axis=1)
     out = pd.DataFrame({
         "record": tail_df.index,
         "tail_probability": tail_df.min(axis=1).to_numpy(),
-        "strongest_attack": tail_df.idxmin(axis=1).to_numpy(),
-        "flagged_by": [", ".join(c for c in flag_df.columns if flag_df.loc[i, c]) or "-"
-                       for i in tail_df.index],
+        "strongest_attack": names[strongest],
+        "n_flagged": flags.sum(axis=1),
+        "flagged_by": [", ".join(names[row]) or "none" for row in flags],
+        "mean_tail_probability": tail_df.mean(axis=1).to_numpy(),
     })
     for name, col in score_cols.items():
         out[f"score: {name}"] = col.reindex(tail_df.index).to_numpy()
-    return out.sort_values("tail_probability", kind="stable").head(top_k).reset_index(drop=True)
+    out = out.sort_values(["tail_probability", "n_flagged", "mean_tail_probability", "record"],
+                          ascending=[True, False, True, True], kind="stable")
+    return out.head(top_k).reset_index(drop=True)
+
+
+def _interval(v: float, lo: float, hi: float, digits: int = 3) -> str:
+    return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tuple[float, ...]) -> str:
+    summary = own_threshold_summary(metrics)
+    n_seeds = int(summary["n_seeds"].max())
     rows = []
-    for _, r in metrics.iterrows():
-        alpha = float(r["fpr"]) if pd.notna(r.get("fpr")) else None
-        if alpha is None:
-            continue
-        tpr_bound = 1.0 - float(dp_tradeoff(alpha, epsilon, delta))
-        row = {"attack": r["attack"], "FPR at threshold": f"{alpha:.4f}",
-               "TPR measured": f"{r['tpr']:.4f}", f"TPR bound (ε={epsilon:g})": f"{tpr_bound:.4f}"}
+    for name, r in summary.iterrows():
+        tp, n_pos, fp, n_neg = (int(r[k]) for k in ("tp", "n_members", "fp", "n_nonmembers"))
+        check = dp_consistency(tp, n_pos, fp, n_neg, epsilon, delta)
+        row = {"attack": name, "members flagged": f"{tp}/{n_pos}",
+               "TPR measured": _interval(r["tpr"], r["tpr_low"], r["tpr_high"], 4),
+               "non-members flagged": f"{fp}/{n_neg}",
+               "FPR measured": _interval(r["fpr"], r["fpr_low"], r["fpr_high"], 4),
+               "TPR bound at measured FPR": f"{check['tpr_bound']:.4f}",
+               "TPR bound at FPR upper bound": f"{check['tpr_bound_at_fpr_high']:.4f}"}
         for g in gammas:
-            key = f"ppv@gamma={g:g}"
-            if key in r and pd.notna(r[key]):
-                row[f"PPV γ={g:g} measured"] = f"{r[key]:.3f}"
-                row[f"PPV γ={g:g} bound"] = f"{dp_ppv_bound(max(alpha, 1e-12), epsilon, delta, g):.3f}"
-        row["ε lower bound (95%)"] = f"{r['epsilon_lower']:.2f}"
-        row["consistent with ε?"] = "yes" if r["epsilon_lower"] <= epsilon else "NO"
+            lo, hi = ppv_interval(tp, n_pos, fp, n_neg, g)
+            text = _interval(ppv(r["tpr"], r["fpr"], g), lo, hi)
+            if tp + fp == 0:
+                text = "nothing flagged"
+            elif not ppv_resolved(fp, lo, hi):
+                text += f" not resolved by {n_neg} non-members"
+            row[f"PPV γ={g:g} measured"] = text
+            row[f"PPV γ={g:g} bound"] = f"{dp_ppv_bound(max(r['fpr'], 1e-12), epsilon, delta, g):.3f}"
+        eps = empirical_epsilon(tp, n_pos, fp, n_neg, delta=delta)
+        row["ε lower bound (95%)"] = f"{eps['epsilon_lower']:.2f}"
+        row["consistent with the claim?"] = check["verdict"]
         rows.append(row)
-    if not rows:
-        return ""
+    pooled = f" Counts pooled over {n_seeds} seeds." if n_seeds > 1 else ""
     return (
         f"<h2>Against a differential privacy claim (ε = {epsilon:g}, δ = {delta:g})</h2>"
-        "<p class='note'>Bounds of Jayaraman et al. (PETS 2021), Thm 4.1/4.2, at each attack's own "
-        "FPR. An empirical ε lower bound above the claimed ε means the claim cannot hold.</p>"
-        + _table_html(pd.DataFrame(rows))
+        "<p class='note'>(ε, δ)-DP training allows at most TPR ≤ e<sup>ε</sup>·FPR + δ (and "
+        "1 − FPR ≤ e<sup>ε</sup>(1 − TPR) + δ) for any attack: the trade-off bounds of "
+        "Jayaraman et al. (PETS 2021), Thm 4.1/4.2, at each attack's own threshold. "
+        "<b>no</b>: even the TPR's 95% lower bound is above the bound at the FPR's 95% upper "
+        "bound, so the claim cannot hold; <b>not resolved</b>: the measured TPR is above the "
+        "bound at the measured FPR, but within what the number of non-members can tell apart; "
+        f"<b>yes</b>: the measured rates are within the bound.{pooled}</p>"
+        + "<div class='wide'>" + _table_html(pd.DataFrame(rows)) + "</div>"
     )
 
 
@@ -125,8 +160,16 @@ def write_html_report(
     top_k: int = 20,
     records: pd.DataFrame | None = None,
     show_records: bool = False,
+    command: str | None = None,
+    version: str | None = None,
+    date: str | None = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
+
+    The page opens with a verdict in plain language (:func:`tabmia.report.verdict.verdict_lines`):
+    what was attacked, how many training records the strongest attack singles out at its
+    own threshold, with intervals, and what PPV and the ε bound mean. It ends with the
+    tabmia version, the command line and the date.
 
     Parameters
     ----------
@@ -143,40 +186,75 @@ def write_html_report(
     records : DataFrame, default=None
         The training records by row position; their contents are shown only with
         ``show_records=True`` (masked otherwise).
+    command, version, date : str, default=None
+        Shown in the footer; ``version`` defaults to tabmia's, ``date`` to now (UTC).
     """
+    import datetime
+
+    import tabmia
+
     path = Path(path)
+    if "tp" in result.metrics:  # every ε in the page is for the δ given here
+        result = result.with_delta(delta)
     metrics = result.metrics
-    first = metrics[metrics["repeat"] == 0]
+    n_seeds = int(metrics["repeat"].nunique())
+    seed0 = metrics.loc[metrics["repeat"] == 0, "seed"].iloc[0] if "seed" in metrics else None
+    shown_seed = (f"seed 0 of {n_seeds}" + (f" (random seed {seed0})" if seed0 is not None else "")
+                  if n_seeds > 1 else "")
+    version = version or tabmia.__version__
+    date = date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    esc = html.escape
     table = results_table(metrics, fprs=fprs, gammas=gammas)
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}"
-             f"</title><style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}"
+             f"</title><style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
+             f"<p class='note'>tabmia {esc(version)} · {esc(date)}</p>"]
     if context:
         parts.append("<p>" + "".join(
-            f"<span class='key'><b>{html.escape(str(k))}</b>: {html.escape(str(v))}</span>"
+            f"<span class='key'><b>{esc(str(k))}</b>: {esc(str(v))}</span>"
             for k, v in context.items()) + "</p>")
-    best = first.sort_values("auc", ascending=False).iloc[0]
-    tpr_key = f"tpr@{fprs[0]:g}"
-    headline = f"Strongest attack by AUC: <b>{html.escape(str(best['attack']))}</b> (AUC {best['auc']:.3f}"
-    if best.get(tpr_key) is not None and pd.notna(best.get(tpr_key)):
-        n_hit = int(round(best[tpr_key] * best["n_members"]))
-        headline += (f"; at {fprs[0]:.1%} FPR it singles out {n_hit} of {int(best['n_members'])} "
-                     f"training records")
-    parts.append(f"<p>{headline}).</p>")
-    parts.append("<h2>Attacks</h2>" + _table_html(table) + (
-        "<p class='note'>One seed: value [95% interval] (bootstrap for AUC, Clopper-Pearson for rates); "
-        "several seeds: mean ± std. TPR at an FPR below 1/(number of non-members) is n/a. "
-        "PPV, advantage and ε are at each attack's own threshold, chosen on the attacker's "
-        "public data.</p>"))
-    parts.append("<h2>ROC curves (log-log) and score distributions</h2><div class='figs'>")
-    parts.append(f"<img alt='ROC curves' src='data:image/png;base64,{_png(plot_roc(result.scores))}'>")
-    parts.append("<img alt='Score histograms' src='data:image/png;base64,"
-                 f"{_png(plot_score_histograms(result.scores))}'></div>")
+    lines = verdict_lines(result, context=context, gammas=gammas, epsilon=epsilon,
+                          delta=delta)
+    parts.append("<section class='verdict'><h2>Verdict</h2><ul>"
+                 + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></section>")
+    spread = ("value [95% interval] (bootstrap for AUC, Clopper-Pearson for rates, both rates' "
+              "Clopper-Pearson bounds propagated for PPV)" if n_seeds == 1 else
+              f"mean ± std over {n_seeds} seeds; flagged counts per seed")
+    oracle = ["attack", "AUC"] + [c for c in table.columns if "oracle" in c] + ["seconds"]
+    achieved = [c for c in table.columns if c not in oracle[1:]]
+    parts.append("<h2>What each attack achieves at its own threshold</h2><div class='wide'>"
+                 + _table_html(table[achieved]) + "</div>"
+                 "<h2>ROC curve: AUC and TPR at an oracle threshold</h2><div class='wide'>"
+                 + _table_html(table[oracle]) + "</div>" + (
+        f"<p class='note'>Cells: {spread}. <b>Own threshold</b>: the records each attack flags "
+        "at the threshold it chose from its public data, without the candidates' membership — "
+        "what an attacker achieves. PPV, advantage and ε are of those decisions; a PPV whose "
+        "interval the non-members cannot narrow (none flagged, or wider than 0.5) is marked "
+        "not resolved. <b>TPR@FPR (oracle threshold)</b>: points of the ROC curve, whose "
+        "thresholds are set with the membership labels — a reference for what a perfectly "
+        "calibrated attacker could reach, not an attack's result; not resolved below "
+        "1/(number of non-members).</p>"))
+    fig_seed = f" — {shown_seed}" if shown_seed else ""
+    thresholds = dict(zip(metrics.loc[metrics["repeat"] == 0, "attack"],
+                          metrics.loc[metrics["repeat"] == 0, "threshold"])) \
+        if "threshold" in metrics else None
+    roc = plot_roc(result.scores, title=f"ROC (log-log){fig_seed}")
+    hist = plot_score_histograms(result.scores, thresholds=thresholds, title=shown_seed or None)
+    parts.append(f"<h2>ROC curves (log-log) and score distributions{esc(fig_seed)}</h2>"
+                 "<div class='figs'>")
+    parts.append(f"<img alt='ROC curves' src='data:image/png;base64,{_png(roc)}'>")
+    parts.append(f"<img alt='Score histograms' src='data:image/png;base64,{_png(hist)}'></div>")
+    parts.append("<p class='note'>Histograms: each attack's scores of members and non-members "
+                 "(density); the dashed line is the attack's own threshold (records to its right "
+                 "are flagged).</p>")
     if epsilon is not None:
-        parts.append(_dp_section(first, epsilon, delta, gammas))
+        parts.append(_dp_section(metrics, epsilon, delta, gammas))
     risky = riskiest_records(result.scores, top_k=top_k)
-    shown = risky.copy()
+    shown = risky.rename(columns={
+        "tail_probability": "lowest tail probability", "strongest_attack": "ranked most unusual by",
+        "n_flagged": "attacks flagging it", "flagged_by": "flagged at own threshold by",
+        "mean_tail_probability": "mean tail probability"})
     for c in shown.columns:
-        if c.startswith("score: ") or c == "tail_probability":
+        if c.startswith("score: ") or "tail probability" in c:
             shown[c] = shown[c].map(lambda v: f"{v:.4g}")
     if records is not None:
         if show_records:
@@ -185,10 +263,16 @@ def write_html_report(
         else:
             shown["record contents"] = "••• masked (use --show-records)"
     parts.append(
-        f"<h2>Riskiest training records (top {len(shown)})</h2><p class='note'>Row index in "
-        "the training data; tail probability = share of non-member candidates an attack scores "
-        "at least as high (small = the record stands out).</p>" + _table_html(shown)
+        f"<h2>Riskiest training records (top {len(shown)}{esc(fig_seed)})</h2><p class='note'>Row "
+        "index in the training data; tail probability = share of non-member candidates an "
+        "attack scores at least as high (small = the record stands out; it uses the "
+        "candidates' membership, so it ranks records rather than measuring an attack). Ties "
+        "are broken by the number of attacks whose own threshold flags the record, then by "
+        "the mean tail probability.</p><div class='wide'>" + _table_html(shown) + "</div>"
     )
-    parts.append("</body></html>")
+    footer = f"tabmia {esc(version)} · generated {esc(date)}"
+    if command:
+        footer += f"<br>command: <code>{esc(command)}</code>"
+    parts.append(f"<footer class='note'><hr>{footer}</footer></body></html>")
     path.write_text("".join(parts), encoding="utf-8")
     return path

@@ -74,15 +74,39 @@ def plot_roc(
 
 
 def plot_score_histograms(
-    scores: pd.DataFrame, path: str | Path | None = None, *, repeat: int | None = 0, bins: int = 40
+    scores: pd.DataFrame,
+    path: str | Path | None = None,
+    *,
+    repeat: int | None = 0,
+    bins: int = 40,
+    thresholds: dict[str, float] | None = None,
+    title: str | None = None,
 ) -> Any:
-    """Histogram of member vs non-member scores, one panel per attack."""
+    """Histogram of member vs non-member scores, one panel per attack.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        ``ExperimentResult.scores``.
+    path : str or Path, default=None
+        Where to save the figure; not saved when None.
+    repeat : int or None, default=0
+        Which repeat to draw; None pools all repeats.
+    thresholds : dict of str -> float, default=None
+        Each attack's own threshold, drawn as a dashed line.
+    title : str, default=None
+        Figure title (e.g. which seed is shown).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     plt = _pyplot()
     data = scores if repeat is None else scores[scores["repeat"] == repeat]
     names = list(dict.fromkeys(data["attack"]))
     ncols = min(3, len(names))
     nrows = int(np.ceil(len(names) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.2 * nrows), squeeze=False)
     for ax, name in zip(axes.ravel(), names):
         g = data[data["attack"] == name]
         s = g["score"].to_numpy(float)
@@ -91,10 +115,24 @@ def plot_score_histograms(
         m = g["member"].to_numpy(bool)
         ax.hist(np.clip(s[~m], lo, hi), bins=edges, alpha=0.6, label="non-members", density=True)
         ax.hist(np.clip(s[m], lo, hi), bins=edges, alpha=0.6, label="members", density=True)
+        if thresholds is not None and name in thresholds and np.isfinite(thresholds[name]):
+            t = float(thresholds[name])
+            if lo <= t <= hi:
+                ax.axvline(t, color="k", ls="--", lw=1, label="own threshold")
+            else:  # off the clipped range: say so rather than stretch the axis
+                ax.annotate(f"own threshold {t:.3g}\n{'above' if t > hi else 'below'} "
+                            "the range shown", xy=(0.5, 0.97), xycoords="axes fraction",
+                            ha="center", va="top", fontsize=7,
+                            bbox={"fc": "white", "ec": "0.7", "alpha": 0.9})
         ax.set_title(name, fontsize=9)
+        ax.set_xlabel("attack score (higher = more likely a member)", fontsize=8)
+        ax.set_ylabel("density", fontsize=8)
+        ax.tick_params(labelsize=7)
         ax.legend(fontsize=7)
     for ax in axes.ravel()[len(names):]:
         ax.axis("off")
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=110)

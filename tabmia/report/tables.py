@@ -1,4 +1,11 @@
-"""Results tables: one row per attack, intervals or spread over seeds."""
+"""Results tables: one row per attack, intervals or spread over seeds.
+
+Columns come in two groups. What the attacker achieves: the members and non-members
+each attack flags at its own threshold (chosen without the candidates' membership), the
+PPV and advantage of those decisions, and the empirical epsilon. Then ROC-curve points
+(TPR at a fixed FPR), reached only by a threshold set with the membership labels: an
+oracle threshold, an upper reference rather than an attack's result.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from tabmia.metrics import ppv, ppv_interval, ppv_resolved
 
 __all__ = ["results_table", "markdown_table"]
 
@@ -16,24 +25,58 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def _cell(rows: pd.DataFrame, key: str, digits: int = 3) -> str:
-    """One repeat: value [low, high]; several: mean ± std over repeats."""
+def _values(rows: pd.DataFrame, key: str) -> np.ndarray:
     if key not in rows:
-        return "n/a"
-    values = pd.to_numeric(rows[key], errors="coerce").to_numpy(dtype=float)
+        return np.full(len(rows), np.nan)
+    return pd.to_numeric(rows[key], errors="coerce").to_numpy(dtype=float)
+
+
+def _cell(rows: pd.DataFrame, key: str, digits: int = 3, missing: str = "n/a") -> str:
+    """One repeat: value [low, high]; several: mean ± std over repeats."""
+    values = _values(rows, key)
     finite = values[np.isfinite(values)]
     if finite.size == 0:
-        return "n/a"
+        return missing
     if len(rows) == 1:
         text = _fmt(finite[0], digits)
-        low, high = rows.get(f"{key}_low"), rows.get(f"{key}_high")
-        if low is not None and high is not None:
-            lo, hi = low.iloc[0], high.iloc[0]
-            if lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi):
-                text += f" [{lo:.{digits}f}, {hi:.{digits}f}]"
+        lo, hi = _values(rows, f"{key}_low")[0], _values(rows, f"{key}_high")[0]
+        if np.isfinite(lo) and np.isfinite(hi):
+            text += f" [{lo:.{digits}f}, {hi:.{digits}f}]"
         return text
     std = finite.std(ddof=1) if finite.size > 1 else 0.0
     return f"{finite.mean():.{digits}f} ± {std:.{digits}f}"
+
+
+def _count_cell(rows: pd.DataFrame, key: str, total: str) -> str:
+    """``k/n`` flagged at the attack's own threshold; over seeds, each seed's count."""
+    k, n = _values(rows, key), _values(rows, total)
+    if not np.isfinite(k).any():
+        return "n/a"
+    if len(rows) == 1:
+        return f"{int(k[0])}/{int(n[0])}"
+    return ", ".join(str(int(v)) for v in k) + f" of {int(n[0])}"
+
+
+def _ppv_cell(rows: pd.DataFrame, gamma: float) -> str:
+    """PPV at prior ``gamma`` from the counts at the attack's own threshold (any gamma),
+    with its propagated interval; says when the non-members cannot resolve it."""
+    key = f"ppv@gamma={gamma:g}"
+    tp, fp = _values(rows, "tp"), _values(rows, "fp")
+    if not (np.isfinite(tp).all() and np.isfinite(fp).all()):
+        return _cell(rows, key)  # metrics without counts
+    if (tp + fp == 0).all():
+        return "nothing flagged"  # the formula's base rate would look like a measurement
+    n_pos, n_neg = _values(rows, "n_members").astype(int), _values(rows, "n_nonmembers").astype(int)
+    bounds = [ppv_interval(int(a), p, int(b), n, gamma) for a, p, b, n in zip(tp, n_pos, fp, n_neg)]
+    frame = pd.DataFrame({key: ppv(tp / n_pos, fp / n_neg, gamma),
+                          f"{key}_low": [b[0] for b in bounds],
+                          f"{key}_high": [b[1] for b in bounds]})
+    text = _cell(frame, key)
+    resolved = np.array([ppv_resolved(int(b), lo, hi) for b, (lo, hi) in zip(fp, bounds)])
+    if resolved.all():
+        return text
+    where = "" if len(rows) == 1 else f" ({int((~resolved).sum())}/{len(rows)} seeds)"
+    return f"{text} not resolved by {n_neg[0]} non-members{where}"
 
 
 def results_table(
@@ -45,20 +88,26 @@ def results_table(
     """Table of strings, one row per attack, from ``ExperimentResult.metrics``.
 
     With one repeat, cells show the value and its 95% interval (bootstrap for AUC,
-    Clopper-Pearson for rates); with several, mean ± std over repeats. TPR at an FPR
-    below ``1/n_nonmembers`` shows ``n/a``.
+    Clopper-Pearson for rates, propagated Clopper-Pearson for PPV); with several,
+    mean ± std over repeats (flagged counts: each seed's). A PPV the non-members cannot
+    resolve (none flagged, or an interval wider than 0.5) says so; a TPR at an FPR below
+    ``1/n_nonmembers`` is "not resolved".
     """
     rows = []
     for name, group in metrics.groupby("attack", sort=False):
-        row = {"attack": name, "AUC": _cell(group, "auc")}
-        for alpha in fprs:
-            row[f"TPR@{alpha:g}FPR"] = _cell(group, f"tpr@{alpha:g}")
-        row["threshold TPR"] = _cell(group, "tpr")
-        row["threshold FPR"] = _cell(group, "fpr")
+        n_neg = int(_values(group, "n_nonmembers")[0])
+        row = {"attack": name, "AUC": _cell(group, "auc"),
+               "members flagged (own threshold)": _count_cell(group, "tp", "n_members"),
+               "TPR (own threshold)": _cell(group, "tpr"),
+               "non-members flagged": _count_cell(group, "fp", "n_nonmembers"),
+               "FPR (own threshold)": _cell(group, "fpr")}
         for g in gammas:
-            row[f"PPV γ={g:g}"] = _cell(group, f"ppv@gamma={g:g}")
+            row[f"PPV γ={g:g}"] = _ppv_cell(group, g)
         row["advantage"] = _cell(group, "advantage")
         row["ε lower bound"] = _cell(group, "epsilon_lower", 2)
+        for alpha in fprs:
+            row[f"TPR@{alpha:g}FPR (oracle threshold)"] = _cell(
+                group, f"tpr@{alpha:g}", missing=f"not resolved by {n_neg} non-members")
         row["seconds"] = _cell(group.assign(seconds=group["fit_seconds"] + group["score_seconds"]),
                                "seconds", 1)
         rows.append(row)
