@@ -257,16 +257,16 @@ def apply_categories(
             cats = sorted(pd.unique(values).tolist(), key=str)
         for frame, flag in zip(out, flags):
             values = frame[col]
-            if values.dtype != object and isinstance(cats[0], str):
+            is_text = pd.api.types.is_string_dtype(values) or values.dtype == object
+            if isinstance(cats[0], str) and not is_text:  # CSV read "1", "2" as numbers
                 values = values.astype(str).where(values.notna())
-            elif values.dtype == object and cats and not isinstance(cats[0], str):
+            elif not isinstance(cats[0], str) and is_text:
                 values = pd.to_numeric(values, errors="coerce")
-            cast = values.astype(pd.CategoricalDtype(cats))
-            lost = cast.isna() & values.notna()
+            lost = values.notna() & ~values.isin(cats)
             if lost.any():
                 raise UsageError(
                     f"{flag}: column {col!r} has values the model's categories lack: "
                     f"{plain(pd.unique(values[lost])[:5])} (categories {plain(cats[:10])})"
                 )
-            frame[col] = cast
+            frame[col] = values.astype(pd.CategoricalDtype(cats))
     return out

@@ -421,10 +421,11 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             target = TargetModel(PrecomputedProbabilities(X_all, proba), classes=classes)
         except ValueError as exc:
             raise UsageError(f"--*-proba: {exc}") from exc
-    try:
-        target.encode_labels(np.r_[y_tr, y_pop], name=f"label column {args.label!r}")
-    except ValueError as exc:
-        raise UsageError(first_line(exc)) from exc
+    for flag, y in (("--train", y_tr), ("--population", y_pop)):
+        try:  # apart: np.r_ of int and str labels would turn them all into text
+            target.encode_labels(y, name=f"{flag}: label column {args.label!r}")
+        except ValueError as exc:
+            raise UsageError(first_line(exc)) from exc
     try:
         target.predict_proba(X_tr.iloc[:5])
     except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
