@@ -301,8 +301,8 @@ def _check_args(args: argparse.Namespace) -> None:
     check_size(args.train_size, "--train-size")
     check_size(args.public_size, "--public-size")
     check_count(args.max_members, "--max-members")
-    check_count(args.n_shadow, "--n-shadow", 2)
-    check_count(args.n_references, "--n-references")
+    check_count(args.n_shadow, "--n-shadow", 4)  # two OUT shadows per record
+    check_count(args.n_references, "--n-references", 2)  # an OUT reference per record
     check_count(args.threads, "--threads")
     if args.n_jobs == 0:
         raise UsageError("--n-jobs must not be 0 (-1: all cores, N >= 1: N jobs)")

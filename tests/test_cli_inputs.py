@@ -95,8 +95,9 @@ def _bad(d: Path) -> list[tuple[str, list[str], str]]:
          "duplicate column names ['a']"),
         ("population is the training file", [*own, "--population", str(d / "train.csv")],
          "300 of its 300 records"),
-        ("n-shadow 1", ["--n-shadow", "1"], "--n-shadow must be >= 2"),
+        ("n-shadow 2", ["--n-shadow", "2"], "--n-shadow must be >= 4"),
         ("threads 0", ["--threads", "0"], "--threads must be >= 1"),
+        ("n-references 1", ["--n-references", "1"], "--n-references must be >= 2"),
         ("unknown categorical", [*own, *pop, "--categorical", "colour"], "no column 'colour'"),
     ]
 
