@@ -274,3 +274,15 @@ def test_stored_categories_are_refused_for_unknown_values(categorical, tmp_path)
     frame.loc[frame.index[1], "colour"] = "purple"
     with pytest.raises(UsageError, match=r"--population: column 'colour' has values .*'purple'"):
         apply_categories(model, [frame], [], ["--population"])
+
+
+def test_missing_recipe_message_names_the_wrapped_model():
+    from tabmia.attacks import LiRAAttack
+    from tabmia.target import TargetModel
+
+    X, y = load_breast_cancer(return_X_y=True)
+    model = make_model("logistic_regression").fit(X[:300], y[:300])
+    attack = LiRAAttack(TargetModel(model), n_shadow=4)
+    with pytest.raises(ValueError, match="TargetModel wrapping a fitted Pipeline") as info:
+        attack.fit(X[300:], y[300:])
+    assert "not a scikit-learn estimator" not in str(info.value)
