@@ -54,6 +54,13 @@ def clone_recipe(estimator: Any, *, name: str, target: Any = None) -> Any:
 
 def recipe_of(target: Any, *, name: str) -> Any:
     """The target's unfitted training recipe, when it is a scikit-learn estimator."""
+    inner = getattr(target, "model", None)
+    if type(target).__name__ == "TargetModel" and hasattr(inner, "get_params"):
+        raise ValueError(
+            f"{name} is needed: the target is a TargetModel wrapping a fitted "
+            f"{type(inner).__name__}, whose training recipe tabmia does not guess; pass "
+            f"{name}= (the unfitted recipe), or the {type(inner).__name__} itself as target"
+        )
     if not hasattr(target, "get_params") or not hasattr(target, "fit"):
         raise ValueError(
             f"{name} is needed: the target ({type(target).__name__}) is not a "

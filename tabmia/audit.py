@@ -8,12 +8,15 @@ the public part and scores the training records and the non-member candidates.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
+from tabmia._records import shared_mask
+from tabmia.exceptions import DuplicateRecordsWarning
 from tabmia.experiment import ExperimentResult, MembershipSplit, run_attacks
 from tabmia.metrics import check_audit_size
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
@@ -62,6 +65,11 @@ def audit_model(
         With fewer than :data:`tabmia.metrics.MIN_AUDIT_RECORDS` members or non-member
         candidates.
 
+    Warns
+    -----
+    DuplicateRecordsWarning
+        When training records (features and label) also appear in the population.
+
     Returns
     -------
     ExperimentResult
@@ -83,6 +91,14 @@ def audit_model(
         if missing:
             raise ValueError(f"the population data lacks training columns {missing[:10]}")
         X_population = X_population[list(X_train.columns)]
+    shared = shared_mask(X_train, y_train, X_population, y_population)
+    if shared.any():
+        warnings.warn(
+            f"{int(shared.sum())} of {shared.size} training records also appear in the "
+            "population data (same features and label): a record cannot be both a member "
+            "and a non-member, so the results understate what an attacker learns. Remove "
+            "them from the population data", DuplicateRecordsWarning, stacklevel=2,
+        )
     rng = check_random_state(random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max))
     n_pop = n_rows(X_population)

@@ -30,7 +30,20 @@ import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["main", "build_parser"]
+from tabmia._cli_inputs import (
+    UsageError,
+    apply_categories,
+    check_count,
+    check_out_folder,
+    check_shared,
+    check_size,
+    first_line,
+    load_model,
+    read_table,
+    split_label,
+)
+
+__all__ = ["main", "build_parser", "UsageError"]
 
 #: Attacks that need only the target's outputs (the default with precomputed
 #: probabilities, or a model file given without ``--recipe``).
@@ -40,10 +53,6 @@ SCORE_ATTACKS = "loss,loss_class,confidence,entropy,modified_entropy"
 DEFAULT_ATTACKS = SCORE_ATTACKS + ",lira,rmia"
 # attack parameters that take the unfitted training recipe
 _RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported in one line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +69,10 @@ def _floats(text: str) -> tuple[float, ...]:
     if not values:
         raise argparse.ArgumentTypeError("expected at least one number")
     return values
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in str(text).split(",") if v.strip())
 
 
 def _fraction_or_count(text: str) -> float | int:
@@ -116,6 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
                      "or a joblib file of an unfitted estimator")
     own.add_argument("--max-members", type=int, default=None,
                      help="score at most this many training records")
+    own.add_argument("--encoding", default="utf-8",
+                     help="text encoding of the CSV files (default utf-8; e.g. latin-1)")
+    own.add_argument("--sep", default=",", help="CSV field separator (default ,)")
+    own.add_argument("--categorical", type=_names, default=(),
+                     help="COL[,COL...]: columns a native-categorical model (XGBoost / LightGBM "
+                     "enable_categorical) takes as pandas categories; columns whose categories "
+                     "the model stored are restored without it")
     attacks = audit.add_argument_group("attacks and reporting")
     attacks.add_argument("--attacks", default=None,
                          help=f"comma-separated, from: {', '.join(ATTACK_NAMES)} (default "
@@ -129,7 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
     attacks.add_argument("--epsilon", type=float, default=None,
                          help="a DP epsilon to compare the attacks against")
     attacks.add_argument("--delta", type=float, default=1e-5, help="DP delta (default 1e-5)")
-    attacks.add_argument("--n-jobs", type=int, default=None, help="parallel jobs for shadow models")
+    attacks.add_argument("--n-shadow", type=int, default=16,
+                         help="LiRA shadow models (default 16)")
+    attacks.add_argument("--n-references", type=int, default=4,
+                         help="RMIA / Calibrated reference models (default 4)")
+    attacks.add_argument("--cache-dir", type=Path, default=None,
+                         help="keep every trained shadow / reference model's scores here: a "
+                         "rerun (an interrupted one too) trains only the missing models")
+    attacks.add_argument("--n-jobs", type=int, default=None,
+                         help="parallel jobs for shadow models (-1: all cores)")
+    attacks.add_argument("--threads", type=int, default=None,
+                         help="BLAS / OpenMP / CatBoost threads per process (default: the libraries')")
     attacks.add_argument("--device", default="auto", help="auto, cpu or cuda (torch parts)")
     attacks.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
     attacks.add_argument("--top-k", type=int, default=20, help="riskiest records listed (default 20)")
@@ -137,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="show the riskiest records' contents in the report (masked by default)")
     attacks.add_argument("--out", type=Path, default=Path("tabmia-report"),
                          help="output folder (default ./tabmia-report)")
-    attacks.add_argument("--quiet", action="store_true", help="print only the table")
+    attacks.add_argument("--quiet", action="store_true",
+                         help="print only the table (no progress bars)")
     return parser
 
 
@@ -194,69 +225,20 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 # -------------------------------------------------------------------- inputs
-def _read_table(path: Path, flag: str) -> Any:
-    import pandas as pd
-
-    if not path.is_file():
-        raise UsageError(f"{flag} {path}: no such file")
-    try:
-        if path.suffix.lower() in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-        return pd.read_csv(path)
-    except ImportError as exc:
-        raise UsageError(f"{flag} {path}: reading parquet needs pyarrow (pip install pyarrow)") from exc
-    except Exception as exc:  # noqa: BLE001
-        raise UsageError(f"{flag} {path}: cannot read: {str(exc).splitlines()[0]}") from exc
-
-
-def _load_model(path: Path, trust_types: bool) -> Any:
-    if not path.is_file():
-        raise UsageError(f"--model-file {path}: no such file")
-    if path.suffix.lower() == ".skops":
-        try:
-            import skops.io as sio
-        except ImportError as exc:
-            raise UsageError("--model-file: .skops files need skops (pip install skops)") from exc
-        untrusted = sio.get_untrusted_types(file=path)
-        if untrusted and not trust_types:
-            raise UsageError(
-                f"--model-file {path}: it contains types skops does not trust by default "
-                f"({', '.join(untrusted[:5])}{' ...' if len(untrusted) > 5 else ''}); "
-                "check them and pass --trust-types"
-            )
-        return sio.load(path, trusted=untrusted)
-    warnings.warn(
-        f"loading {path} runs any code the file contains (pickle/joblib): only audit files "
-        "you trust", UserWarning, stacklevel=2,
-    )
-    import joblib
-
-    try:
-        return joblib.load(path)
-    except Exception as exc:  # noqa: BLE001
-        raise UsageError(f"--model-file {path}: cannot load: {str(exc).splitlines()[0]}") from exc
-
-
-def _split_label(df: Any, label: str, flag: str) -> tuple[Any, Any]:
-    if label not in df.columns:
-        raise UsageError(f"{flag}: label column {label!r} not found (columns: {list(df.columns)[:12]})")
-    return df.drop(columns=[label]), df[label].to_numpy()
-
-
 def _recipe(args: argparse.Namespace, X: Any) -> Any:
     from tabmia.recipes import MODEL_NAMES, make_model
 
     if args.recipe is None:
         return None
     if args.recipe in MODEL_NAMES:
-        return make_model(args.recipe, X)
+        return _set_threads(make_model(args.recipe, X), args.threads)
     path = Path(args.recipe)
     if not path.is_file():
         raise UsageError(f"--recipe {args.recipe}: neither a recipe name ({', '.join(MODEL_NAMES)}) nor a file")
-    recipe = _load_model(path, args.trust_types)
+    recipe = load_model(path, args.trust_types, flag="--recipe")
     if not hasattr(recipe, "fit"):
         raise UsageError(f"--recipe {path}: the object has no fit method")
-    return recipe
+    return _set_threads(recipe, args.threads)
 
 
 def _make_attacks(
@@ -272,7 +254,11 @@ def _make_attacks(
     names = [a.strip() for a in str(chosen).split(",") if a.strip()]
     if not names:
         raise UsageError("--attacks is empty")
-    params: dict[str, Any] = {"fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device}
+    params: dict[str, Any] = {
+        "fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device, "n_shadow": args.n_shadow,
+        "n_reference": args.n_references, "verbose": not args.quiet,
+        "cache_dir": None if args.cache_dir is None else str(args.cache_dir),
+    }
     if recipe is not None:
         params.update({p: recipe for p in _RECIPE_PARAMS})
     out = {}
@@ -281,7 +267,21 @@ def _make_attacks(
             out[name] = make_attack(name, **params)
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
+    needs = [n for n, a in out.items() if _needs_recipe(a)]
+    if needs and recipe is None and not can_train:
+        raise UsageError(
+            f"--attacks {','.join(needs)} train shadow / reference models: give the model's "
+            "training recipe with --recipe (a preset name or a joblib file of the unfitted "
+            "estimator)"
+        )
     return out
+
+
+def _needs_recipe(attack: Any) -> bool:
+    params = attack.get_params(deep=False)
+    if params.get("calibration", "reference") != "reference":
+        return False
+    return any(p in params for p in ("shadow_estimator", "reference_estimator"))
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -299,8 +299,17 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError("--epsilon must be >= 0")
     if args.top_k < 1:
         raise UsageError("--top-k must be >= 1")
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} exists and is not a folder")
+    check_size(args.train_size, "--train-size")
+    check_size(args.public_size, "--public-size")
+    check_count(args.max_members, "--max-members")
+    check_count(args.n_shadow, "--n-shadow", 4)  # two OUT shadows per record
+    check_count(args.n_references, "--n-references", 2)  # an OUT reference per record
+    check_count(args.threads, "--threads")
+    if args.n_jobs == 0:
+        raise UsageError("--n-jobs must not be 0 (-1: all cores, N >= 1: N jobs)")
+    if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
+        raise UsageError(f"--cache-dir {args.cache_dir} exists and is not a folder")
+    check_out_folder(args.out)
     own = [args.model_file, args.train, args.population, args.train_proba, args.population_proba]
     if any(v is not None for v in own):
         if args.train is None or args.population is None or args.label is None:
@@ -319,7 +328,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     import numpy as np
 
     from tabmia.datasets import DataNotFoundError, load_dataset
-    from tabmia.experiment import MembershipExperiment
+    from tabmia.experiment import MembershipExperiment, split_membership
     from tabmia.recipes import make_model
     from tabmia.target import n_rows, take_rows
 
@@ -337,19 +346,28 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             rng = np.random.RandomState(args.random_state)
             idx = np.sort(rng.choice(n_rows(X), args.max_records, replace=False))
             X, y = take_rows(X, idx), y[idx]
-    model = make_model(args.model, X)
+    try:  # the sizes against this data set, before anything trains
+        split_membership(n_rows(X), train_size=args.train_size, public_size=args.public_size,
+                         prior=args.prior, random_state=0)
+    except ValueError as exc:
+        message = first_line(exc)
+        for name in ("train_size", "public_size", "prior"):
+            message = message.replace(name, "--" + name.replace("_", "-"))
+        raise UsageError(f"{message} (the data set has {n_rows(X)} records)") from exc
+    model = _set_threads(make_model(args.model, X), args.threads)
     experiment = MembershipExperiment(
         model, _make_attacks(args, recipe=None), train_size=args.train_size,
         public_size=args.public_size, prior=args.prior, n_repeats=args.seeds, fprs=args.fprs,
         gammas=args.gammas, random_state=args.random_state, verbose=not args.quiet,
     )
-    result = experiment.run(X, y)
+    with _thread_limits(args):
+        result = experiment.run(X, y)
     split, acc = result.splits[0], result.target_accuracy
     context = {
         "data": args.dataset, "target": args.model, "members": len(split.members),
         "non-members": len(split.nonmembers), "attacker public records": len(split.public),
         "seeds": args.seeds, "train accuracy": f"{acc['train_accuracy'].mean():.3f}",
-        "held-out accuracy": f"{acc['test_accuracy'].mean():.3f}",
+        "held-out accuracy": f"{acc['test_accuracy'].mean():.3f}", **_cache_context(args, result),
     }
     records = take_rows(X, split.train) if hasattr(X, "iloc") else None
     if records is not None:
@@ -364,24 +382,32 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     import numpy as np
 
     from tabmia.audit import audit_model
+    from tabmia.exceptions import DuplicateRecordsWarning
     from tabmia.target import PrecomputedProbabilities, TargetModel
 
-    train_df = _read_table(args.train, "--train")
-    pop_df = _read_table(args.population, "--population")
-    X_tr, y_tr = _split_label(train_df, args.label, "--train")
-    X_pop, y_pop = _split_label(pop_df, args.label, "--population")
+    read = {"encoding": args.encoding, "sep": args.sep}
+    X_tr, y_tr = split_label(read_table(args.train, "--train", **read), args.label, "--train")
+    X_pop, y_pop = split_label(read_table(args.population, "--population", **read), args.label,
+                               "--population")
     missing = [c for c in X_tr.columns if c not in X_pop.columns]
     if missing:
         raise UsageError(f"--population lacks columns of --train: {missing[:10]}")
+    X_pop = X_pop[list(X_tr.columns)]
+    if len(X_pop) < 2:
+        raise UsageError(f"--population has {len(X_pop)} record; it needs at least 2 (half "
+                         "become the attacker's data, half the non-member candidates)")
+    shared_note = check_shared(X_tr, y_tr, X_pop, y_pop)
     if args.model_file is not None:
-        model = _load_model(args.model_file, args.trust_types)
+        model = load_model(args.model_file, args.trust_types)
+        X_tr, X_pop = apply_categories(model, [X_tr, X_pop], list(args.categorical),
+                                       ["--train", "--population"])
         try:
             target = TargetModel(model, device=args.device)
         except (TypeError, ValueError) as exc:
             raise UsageError(f"--model-file {args.model_file}: {exc}") from exc
     else:
-        p_tr = _read_table(args.train_proba, "--train-proba")
-        p_pop = _read_table(args.population_proba, "--population-proba")
+        p_tr = read_table(args.train_proba, "--train-proba", **read)
+        p_pop = read_table(args.population_proba, "--population-proba", **read)
         if list(p_tr.columns) != list(p_pop.columns):
             raise UsageError("--train-proba and --population-proba have different columns")
         if len(p_tr) != len(X_tr) or len(p_pop) != len(X_pop):
@@ -390,30 +416,88 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         classes = _proba_classes(list(p_tr.columns), labels)
         import pandas as pd
 
-        X_all = pd.concat([X_tr, X_pop[list(X_tr.columns)]], ignore_index=True)
+        X_all = pd.concat([X_tr, X_pop], ignore_index=True)
         proba = np.vstack([p_tr.to_numpy(float), p_pop.to_numpy(float)])
         try:
             target = TargetModel(PrecomputedProbabilities(X_all, proba), classes=classes)
         except ValueError as exc:
             raise UsageError(f"--*-proba: {exc}") from exc
+    for flag, y in (("--train", y_tr), ("--population", y_pop)):
+        try:  # apart: np.r_ of int and str labels would turn them all into text
+            target.encode_labels(y, name=f"{flag}: label column {args.label!r}")
+        except ValueError as exc:
+            raise UsageError(first_line(exc)) from exc
     try:
-        target.encode_labels(np.r_[y_tr, y_pop], name=f"label column {args.label!r}")
         target.predict_proba(X_tr.iloc[:5])
-    except ValueError as exc:
-        raise UsageError(str(exc).splitlines()[0]) from exc
-    result = audit_model(
-        target, X_tr, y_tr, X_pop, y_pop, _make_attacks(args, recipe=_recipe(args, X_tr),
-                                                 can_train=args.recipe is not None),
-        max_members=args.max_members, fprs=args.fprs, gammas=args.gammas,
-        random_state=args.random_state, verbose=not args.quiet,
-    )
+    except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
+        where = args.model_file or "--train-proba"
+        raise UsageError(f"{where}: cannot score --train records: {first_line(exc)}"
+                         + _categorical_hint(exc)) from exc
+    recipe = _recipe(args, X_tr)
+    attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None)
+    perturbing = [n for n, a in attacks.items()
+                  if type(a).__name__ in ("MerlinAttack", "MorganAttack")]
+    if perturbing and args.model_file is None:
+        raise UsageError(f"--attacks {','.join(perturbing)} query perturbed records: they need "
+                         "--model-file, not precomputed probabilities")
+    if shared_note is not None:
+        print(f"tabmia: warning: {shared_note}", file=sys.stderr)
+    with _thread_limits(args), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DuplicateRecordsWarning)  # reported just above
+        result = audit_model(
+            target, X_tr, y_tr, X_pop, y_pop, attacks, max_members=args.max_members,
+            fprs=args.fprs, gammas=args.gammas, random_state=args.random_state,
+            verbose=not args.quiet,
+        )
     split = result.splits[0]
     context = {
         "model": str(args.model_file or "precomputed probabilities"), "training records": len(X_tr),
         "members scored": len(split.members), "non-member candidates": len(split.nonmembers),
-        "attacker public records": len(split.public),
+        "attacker public records": len(split.public), **_cache_context(args, result),
     }
+    if shared_note is not None:
+        context["warning"] = shared_note
     return result, context, X_tr.reset_index(drop=True)
+
+
+def _categorical_hint(exc: BaseException) -> str:
+    text = str(exc).lower()
+    if "categor" in text:
+        return " (a native-categorical model: name its columns with --categorical, or give parquet)"
+    return ""
+
+
+def _thread_limits(args: argparse.Namespace) -> Any:
+    """BLAS / OpenMP thread limit of this process for ``--threads``."""
+    from contextlib import nullcontext
+
+    if args.threads is None:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=args.threads)
+
+
+def _set_threads(estimator: Any, threads: int | None) -> Any:
+    """CatBoost's ``thread_count`` (nested too) set to ``--threads``."""
+    if threads is None or not hasattr(estimator, "get_params"):
+        return estimator
+    keys = [k for k in estimator.get_params(deep=True)
+            if k == "thread_count" or k.endswith("__thread_count")]
+    if keys:
+        estimator.set_params(**{k: threads for k in keys})
+    return estimator
+
+
+def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
+    """How many shadow / reference models this run trained and how many the cache gave."""
+    pops = [getattr(a, "population_", None) for a in result.attacks]
+    pops = [p for p in pops if p is not None and hasattr(p, "n_trained_")]
+    if args.cache_dir is None or not pops:
+        return {}
+    trained = sum(p.n_trained_ for p in pops)
+    total = sum(p.statistics_.shape[0] for p in pops)
+    return {"shadow models trained": trained, "shadow models from --cache-dir": total - trained}
 
 
 def _proba_classes(columns: list[str], labels: Any) -> Any:
@@ -512,6 +596,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tabmia`` command."""
     try:
         args = _parse(argv)
+        # the report records what was run: argv when called from Python, else the process's
+        args.command_line = "tabmia " + shlex.join(sys.argv[1:] if argv is None else argv)
         if args.command == "audit":
             return run_audit(args)
     except UsageError as exc:

@@ -284,7 +284,7 @@ class MembershipExperiment:
             frames, rows, attacks = run_attacks(
                 target, self.attacks, X_pub, y_pub, X_cand, y_cand, member,
                 seed=int(seed), fprs=self.fprs, gammas=self.gammas, verbose=self.verbose,
-                extra_columns={"record": cand},
+                extra_columns={"record": cand}, repeat=repeat,
             )
             for row in rows:
                 row["repeat"] = repeat
@@ -317,11 +317,13 @@ def run_attacks(
     gammas: tuple[float, ...],
     verbose: bool = False,
     extra_columns: dict[str, Any] | None = None,
+    repeat: int = 0,
 ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
     """Fit each attack against ``target`` and score the candidates.
 
     Online attacks (``_fit_includes_candidates``) are fitted on the public records plus
-    the candidates, whose membership they are not told.
+    the candidates, whose membership they are not told. Progress bars of shadow
+    training are labelled ``"seed <repeat>: <name>"``.
 
     Returns
     -------
@@ -332,16 +334,19 @@ def run_attacks(
     fitted : list
         The fitted attacks.
     """
+    from tabmia._progress import progress_label
+
     frames, rows, fitted = [], [], []
     for name, proto in attacks.items():
         attack = clone(proto).set_params(target=target)
         if "random_state" in attack.get_params():
             attack.set_params(random_state=seed)
         t0 = time.perf_counter()
-        if getattr(attack, "_fit_includes_candidates", False):
-            attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates])
-        else:
-            attack.fit(X_public, y_public)
+        with progress_label(f"seed {repeat}: {name}"):
+            if getattr(attack, "_fit_includes_candidates", False):
+                attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates])
+            else:
+                attack.fit(X_public, y_public)
         t1 = time.perf_counter()
         s = attack.decision_function(X_candidates, y_candidates)
         t2 = time.perf_counter()

@@ -58,6 +58,13 @@ def concat_rows(parts: list[Any]) -> Any:
     return np.concatenate([np.asarray(p) for p in parts], axis=0)
 
 
+def plain(values: Any) -> list[Any]:
+    """``values`` as a list of plain Python scalars (for messages: ``'a'``, not
+    ``np.str_('a')``)."""
+    flat = np.asarray(values, dtype=object).ravel()
+    return [v.item() if isinstance(v, np.generic) else v for v in flat]
+
+
 def _n_columns(X: Any) -> int | None:
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) == 2:
@@ -175,8 +182,10 @@ class TargetModel:
             y_arr = np.ravel(y_arr) if y_arr.ndim == 2 and y_arr.shape[1] == 1 else y_arr
         if y_arr.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {np.shape(y)}")
-        if y_arr.dtype.kind == "f" and np.isnan(y_arr).any():
-            raise ValueError(f"{name} contains NaN labels")
+        if y_arr.dtype.kind in "fO" and pd.isna(y_arr).any():
+            raise ValueError(
+                f"{name} has {int(pd.isna(y_arr).sum())} missing (NaN) labels"
+            )
         classes = self.classes_
         try:
             sorted_classes = classes[self._class_sorter]
@@ -189,8 +198,8 @@ class TargetModel:
         if not np.all(found):
             unseen = pd.unique(pd.Series(y_arr[~np.asarray(found)]))[:10]
             raise ValueError(
-                f"{name} contains labels the target never saw: {list(unseen)}; "
-                f"the target's classes are {list(classes[:20])}"
+                f"{name} contains labels the target never saw: {plain(unseen)}; "
+                f"the target's classes are {plain(classes[:20])}"
                 + (" ..." if classes.size > 20 else "")
             )
         return self._class_sorter[pos_clipped].astype(np.intp)
@@ -385,16 +394,9 @@ class PrecomputedProbabilities:
 
 def _row_keys(X: Any) -> np.ndarray:
     """A 64-bit hash per record, equal for equal rows."""
-    if sp.issparse(X):
-        X = X.toarray()
-    if isinstance(X, pd.DataFrame):
-        frame = X.reset_index(drop=True)
-    else:
-        arr = np.asarray(X)
-        if arr.ndim == 1:
-            arr = arr[:, None]
-        frame = pd.DataFrame(arr)
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    from tabmia._records import row_hashes
+
+    return row_hashes(X)
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:

@@ -112,7 +112,7 @@ def _bad_cases(d: Path) -> list[tuple[list[str], str]]:
         (["--config", str(d / "bad.yaml")], "unknown keys ['colour']"),
         (["--config", str(d / "nothere.yaml")], "no such file"),
         (["--out", str(d / "a_file")], "is not a folder"),
-        (["--dataset", "adult", "--fpr", "0.0001", "--max-records", "400"], "raise --fpr"),
+        (["--fpr", "0.0001", "--max-records", "400"], "raise --fpr"),
     ]
 
 

@@ -9,6 +9,7 @@ scores candidate records (higher = more likely a member); ``predict(X, y)`` flag
 
 from __future__ import annotations
 
+import warnings
 from abc import ABCMeta, abstractmethod
 
 from numbers import Real
@@ -21,6 +22,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia._estimators import clone_recipe, recipe_of
+from tabmia._records import record_hashes
+from tabmia.exceptions import DuplicateRecordsWarning
 from tabmia.metrics import UnresolvableFPRError
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 from tabmia.thresholds import GOALS, select_threshold
@@ -127,9 +130,16 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         -------
         ndarray of shape (n,)
             Float64, higher = more likely a member; comparable across attacks.
+
+        Warns
+        -----
+        DuplicateRecordsWarning
+            When candidates repeat public records given to ``fit``.
         """
         check_is_fitted(self, "threshold_")
-        return self._scores(X, y)
+        s = self._scores(X, y)
+        self._warn_public_candidates(X, y)
+        return s
 
     def predict(self, X: Any, y: Any = None) -> np.ndarray:
         """Flag members: ``decision_function(X, y) >= threshold_``."""
@@ -158,6 +168,8 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self._rng_ = check_random_state(self.random_state)
         y_idx = self._validate_records(X, y, "fit")
         self.n_public_ = n_rows(X)
+        # online attacks are fitted on the candidates on purpose
+        self._public_keys = None if self._fit_includes_candidates else record_hashes(X, y_idx)
         self._fit(X, y_idx)
         self._y_public = y_idx
 
@@ -209,6 +221,19 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
                 "infinite scores (does the target return NaN probabilities?)"
             )
         return s
+
+    def _warn_public_candidates(self, X: Any, y: Any) -> None:
+        keys = getattr(self, "_public_keys", None)
+        if keys is None:
+            return
+        shared = np.isin(record_hashes(X, self.target_.encode_labels(y, name="y")), keys)
+        if shared.any():
+            warnings.warn(
+                f"{int(shared.sum())} of {shared.size} candidate records are among the "
+                "public records this attack was fitted on (same features and label): the "
+                "attacker holds them as known non-members, so their scores say nothing "
+                "about membership", DuplicateRecordsWarning, stacklevel=3,
+            )
 
     def _choose_threshold(self, X: Any, y_raw: np.ndarray, y_idx: np.ndarray) -> float:
         if self.threshold_goal == "fpr":

@@ -760,7 +760,10 @@ class ShadowPopulation(BaseEstimator):
             parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
         except ValueError:  # a backend that cannot stream results
             parallel = Parallel(n_jobs=self.n_jobs)
-        with tqdm(total=n_models, desc="shadow models", disable=not self.verbose) as bar:
+        from tabmia._progress import progress_desc
+
+        desc = progress_desc("shadows") if self.verbose else "shadow models"
+        with tqdm(total=n_models, desc=desc, disable=not self.verbose) as bar:
             for results in parallel(tasks):
                 for k, row, model in results:
                     store(k, row, model)

@@ -1,0 +1,89 @@
+"""Record identity: a 64-bit hash per row, equal for equal rows, computed vectorised.
+
+Used wherever tabmia must recognise the same record in two places: precomputed
+probabilities looked up by content, and checks that the data given as non-members
+(the population, the candidates) does not repeat records of the members or of the
+attacker's public data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+__all__ = ["row_hashes", "record_hashes", "shared_mask"]
+
+
+def _frame(X: Any) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X.reset_index(drop=True)
+    arr = np.asarray(X)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    return pd.DataFrame(arr)
+
+
+def _is_number(dtype: Any) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _common_dtypes(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The same number read as int in one file and as float in the other is the same
+    value: cast such column pairs to float64 on both sides."""
+    cast = {c: np.float64 for c in a.columns
+            if a[c].dtype != b[c].dtype and _is_number(a[c].dtype) and _is_number(b[c].dtype)}
+    return (a.astype(cast), b.astype(cast)) if cast else (a, b)
+
+
+def _sparse_hashes(X: Any) -> np.ndarray:
+    """Order-free combination of the hashes of each row's (column, value) entries."""
+    csr = sp.csr_matrix(X)
+    csr.sum_duplicates()
+    csr.eliminate_zeros()
+    cols = csr.indices.astype(np.int64)
+    entries = pd.DataFrame({"col": cols, "value": csr.data.astype(np.float64)})
+    h = pd.util.hash_pandas_object(entries, index=False).to_numpy()
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    out = np.zeros(csr.shape[0], dtype=np.uint64)
+    np.add.at(out, rows, h)  # uint64 sums wrap: a hash of the entry multiset
+    return out
+
+
+def row_hashes(X: Any) -> np.ndarray:
+    """A ``uint64`` hash per row of ``X`` (array, sparse matrix or DataFrame).
+
+    Equal rows get equal hashes. DataFrames are hashed in their own column order and
+    dtypes: :func:`shared_mask` aligns two tables first.
+    """
+    if sp.issparse(X):
+        return _sparse_hashes(X)
+    return pd.util.hash_pandas_object(_frame(X), index=False).to_numpy()
+
+
+def record_hashes(X: Any, y: Any) -> np.ndarray:
+    """A ``uint64`` hash per labelled record ``(X[i], y[i])``."""
+    frame = pd.DataFrame({"x": row_hashes(X), "y": np.asarray(y)})
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def shared_mask(X: Any, y: Any, X_other: Any, y_other: Any) -> np.ndarray:
+    """Which records of ``(X, y)`` also appear in ``(X_other, y_other)``.
+
+    DataFrames are compared on the columns of ``X`` (``X_other`` is reordered to them),
+    numbers by value whatever their int / float dtype, labels likewise.
+
+    Returns
+    -------
+    ndarray of bool of shape (n,)
+    """
+    if isinstance(X, pd.DataFrame) and isinstance(X_other, pd.DataFrame):
+        if not set(X.columns) <= set(X_other.columns):
+            return np.zeros(len(X), dtype=bool)
+        X, X_other = _common_dtypes(X, X_other[list(X.columns)])
+    y, y_other = np.asarray(y), np.asarray(y_other)
+    if y.dtype != y_other.dtype and _is_number(y.dtype) and _is_number(y_other.dtype):
+        y, y_other = y.astype(np.float64), y_other.astype(np.float64)
+    return np.isin(record_hashes(X, y), record_hashes(X_other, y_other))
