@@ -1,4 +1,4 @@
-"""Command line: ``tabmia audit``.
+"""Command line: ``tabmia audit`` (and ``tabmia benchmark``, in :mod:`tabmia._cli_benchmark`).
 
 Two ways to run it:
 
@@ -137,11 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
     attacks.add_argument("--out", type=Path, default=Path("tabmia-report"),
                          help="output folder (default ./tabmia-report)")
     attacks.add_argument("--quiet", action="store_true", help="print only the table")
+    from tabmia._cli_benchmark import add_benchmark_parser
+
+    add_benchmark_parser(sub, _floats, _fraction_or_count)
     return parser
 
 
 # ----------------------------------------------------------------- config file
-def _read_config(path: Path) -> dict[str, Any]:
+def _read_config(path: Path, section: str = "audit") -> dict[str, Any]:
     if not path.is_file():
         raise UsageError(f"--config {path}: no such file")
     text = path.read_text()
@@ -160,7 +163,7 @@ def _read_config(path: Path) -> dict[str, Any]:
         raise UsageError(f"--config {path}: cannot parse: {str(exc).splitlines()[0]}") from exc
     if not isinstance(data, dict):
         raise UsageError(f"--config {path}: expected a mapping of flag names to values")
-    data = data.get("audit", data)
+    data = data.get(section, data)
     return {str(k).replace("-", "_"): v for k, v in data.items()}
 
 
@@ -169,8 +172,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if getattr(args, "config", None) is None:
         return args
-    config = _read_config(args.config)
-    audit = parser._subparsers._group_actions[0].choices["audit"]  # type: ignore[union-attr]
+    config = _read_config(args.config, args.command)
+    audit = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr]
     known = {a.dest: a for a in audit._actions}
     unknown = sorted(set(config) - set(known))
     if unknown:
@@ -263,7 +266,7 @@ def _make_attacks(
 ) -> dict[str, Any]:
     """The attacks named by ``--attacks``; by default the score attacks, plus LiRA and
     RMIA when shadow models can be trained (``can_train``)."""
-    from tabmia.recipes import make_attack
+    from tabmia._attack_builder import build_attacks
 
     chosen = args.attacks
     if chosen is None:
@@ -274,13 +277,10 @@ def _make_attacks(
     params: dict[str, Any] = {"fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device}
     if recipe is not None:
         params.update({p: recipe for p in _RECIPE_PARAMS})
-    out = {}
-    for name in names:
-        try:
-            out[name] = make_attack(name, **params)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-    return out
+    try:  # specs may carry parameters, e.g. lira:n_shadow=64
+        return build_attacks(names, **params)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -490,6 +490,10 @@ def main(argv: list[str] | None = None) -> int:
         args = _parse(argv)
         if args.command == "audit":
             return run_audit(args)
+        if args.command == "benchmark":
+            from tabmia._cli_benchmark import run_benchmark_command
+
+            return run_benchmark_command(args, UsageError)
     except UsageError as exc:
         print(f"tabmia: error: {exc}", file=sys.stderr)
         return 2
