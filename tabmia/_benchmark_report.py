@@ -149,7 +149,11 @@ def _intro(payload: dict[str, Any]) -> list[str]:
         + (f"; at most {st['max_records']:,} records per data set" if st["max_records"] else "")
         + ("; **quick** smoke run" if st["quick"] else "") + ".",
         f"Wall time {payload['wall_seconds']:.0f} s; cells computed {payload['cells']['computed']}, "
-        f"reused {payload['cells']['reused']}, failed {payload['cells']['failed']}.",
+        f"reused {payload['cells']['reused']}, failed {payload['cells']['failed']}; "
+        f"{payload['machine']['cpu_count']} cores, load average (1 min) "
+        + "/".join(f"{v[0]:.1f}" for v in (payload["machine"]["load_average_start"],
+                                            payload["machine"]["load_average_end"]) if v)
+        + " at start / end.",
         "Each cell: mean ± std over seeds (per-seed values in results.json); best per row in "
         "bold (lowest for wall time); n/r: the FPR is below 1 / (number of non-members), "
         "not resolvable; n/a: undefined (precision where the attack flags nobody at that FPR).",
@@ -221,9 +225,27 @@ def _html_report(payload: dict[str, Any], fprs: tuple[float, ...], pngs: dict[st
     return "".join(parts) + "</body></html>"
 
 
+def machine(load_start: tuple[float, ...]) -> dict[str, Any]:
+    """Platform, cores, package versions and the load average (other jobs inflate times)."""
+    import importlib.metadata
+    import os
+    import platform
+
+    versions = {}
+    for dist in ("tabmia", "numpy", "scikit-learn", "catboost", "torch"):
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            versions[dist] = None
+    return {"platform": platform.platform(), "python": platform.python_version(),
+            "cpu_count": os.cpu_count(), "versions": versions,
+            "load_average_start": list(load_start), "load_average_end": list(os.getloadavg())}
+
+
 def write_outputs(out: Path, report: dict[str, Any], settings: dict[str, Any], *,
                   fprs: tuple[float, ...], html: bool, command: str | None,
-                  wall_seconds: float, cells: dict[str, int]) -> tuple[dict[str, Any], list[Path]]:
+                  wall_seconds: float, cells: dict[str, int],
+                  load_start: tuple[float, ...] = ()) -> tuple[dict[str, Any], list[Path]]:
     """Write results.json, results.md, roc_<data set>.png (and report.html) into ``out``.
 
     The files are made in a temporary folder and moved in together, so an interrupted
@@ -238,6 +260,7 @@ def write_outputs(out: Path, report: dict[str, Any], settings: dict[str, Any], *
         "settings": settings,
         "wall_seconds": wall_seconds,
         "cells": cells,
+        "machine": machine(load_start),
         "datasets": summarise(report, fprs),
         "skipped": report["skipped"],
         "failed": report["failed"],

@@ -261,7 +261,7 @@ def run_benchmark(
     if out.exists() and not out.is_dir():
         raise ValueError(f"output folder {out} exists and is not a folder")
 
-    t_start = time.perf_counter()
+    t_start, load_start = time.perf_counter(), os.getloadavg()
     store = _CellStore(out / "cells")
     seed_list = game_seeds(random_state, seeds)
     settings = {
@@ -348,6 +348,7 @@ def run_benchmark(
         wall_seconds=time.perf_counter() - t_start,
         cells={"computed": result.computed, "reused": result.reused,
                "failed": len(report["failed"])},
+        load_start=load_start,
     )
     return result
 
