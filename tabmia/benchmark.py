@@ -333,7 +333,7 @@ def run_benchmark(
                 entry["seeds"].append({
                     "seed": seed, "n_members": int(split.members.size),
                     "n_nonmembers": int(split.nonmembers.size),
-                    "cells": {t: c for t, c in cells.items()},
+                    "cells": cells,
                 })
             report["datasets"][name] = entry
     finally:
