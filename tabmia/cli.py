@@ -1,4 +1,4 @@
-"""Command line: ``tabmia audit``.
+"""Command line: ``tabmia audit`` (and ``tabmia benchmark``, in :mod:`tabmia._cli_benchmark`).
 
 Two ways to run it:
 
@@ -169,11 +169,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help="output folder (default ./tabmia-report)")
     attacks.add_argument("--quiet", action="store_true",
                          help="print only the table (no progress bars)")
+    from tabmia._cli_benchmark import add_benchmark_parser
+
+    add_benchmark_parser(sub, _floats, _fraction_or_count)
     return parser
 
 
 # ----------------------------------------------------------------- config file
-def _read_config(path: Path) -> dict[str, Any]:
+def _read_config(path: Path, section: str = "audit") -> dict[str, Any]:
     if not path.is_file():
         raise UsageError(f"--config {path}: no such file")
     text = path.read_text()
@@ -192,7 +195,7 @@ def _read_config(path: Path) -> dict[str, Any]:
         raise UsageError(f"--config {path}: cannot parse: {str(exc).splitlines()[0]}") from exc
     if not isinstance(data, dict):
         raise UsageError(f"--config {path}: expected a mapping of flag names to values")
-    data = data.get("audit", data)
+    data = data.get(section, data)
     return {str(k).replace("-", "_"): v for k, v in data.items()}
 
 
@@ -201,8 +204,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if getattr(args, "config", None) is None:
         return args
-    config = _read_config(args.config)
-    audit = parser._subparsers._group_actions[0].choices["audit"]  # type: ignore[union-attr]
+    config = _read_config(args.config, args.command)
+    audit = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr]
     known = {a.dest: a for a in audit._actions}
     unknown = sorted(set(config) - set(known))
     if unknown:
@@ -246,7 +249,7 @@ def _make_attacks(
 ) -> dict[str, Any]:
     """The attacks named by ``--attacks``; by default the score attacks, plus LiRA and
     RMIA when shadow models can be trained (``can_train``)."""
-    from tabmia.recipes import make_attack
+    from tabmia._attack_builder import build_attacks
 
     chosen = args.attacks
     if chosen is None:
@@ -261,12 +264,10 @@ def _make_attacks(
     }
     if recipe is not None:
         params.update({p: recipe for p in _RECIPE_PARAMS})
-    out = {}
-    for name in names:
-        try:
-            out[name] = make_attack(name, **params)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
+    try:  # specs may carry parameters, e.g. lira:n_shadow=64
+        out = build_attacks(names, **params)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     needs = [n for n, a in out.items() if _needs_recipe(a)]
     if needs and recipe is None and not can_train:
         raise UsageError(
@@ -600,6 +601,10 @@ def main(argv: list[str] | None = None) -> int:
         args.command_line = "tabmia " + shlex.join(sys.argv[1:] if argv is None else argv)
         if args.command == "audit":
             return run_audit(args)
+        if args.command == "benchmark":
+            from tabmia._cli_benchmark import run_benchmark_command
+
+            return run_benchmark_command(args, UsageError)
     except UsageError as exc:
         print(f"tabmia: error: {exc}", file=sys.stderr)
         return 2

@@ -197,6 +197,34 @@ def test_registry_names_and_unknown():
         load_dataset("acs:ACSFoo:WY")
 
 
+def test_resolve_task_ids_and_suite_names():
+    resolve = tds.resolve_dataset_name
+    assert resolve("361070") == resolve("openml:361070") == "openml:361070"
+    assert resolve("eye_movements") == resolve("Eye_Movements") == "openml:361070"
+    assert resolve("openml:eye_movements") == "openml:361070"
+    # names in both suites pick the clf_num task; clf_cat stays reachable by id
+    assert resolve("electricity") == "openml:361060"
+    assert resolve("default-of-credit-card-clients") == "openml:361275"
+    assert resolve("361111") == "openml:361111"
+    assert resolve("compas-two-years") == "openml:361286"  # clf_cat only
+    # fixed names win over suite names and stay as they are
+    assert resolve("bank_marketing") == "bank_marketing"
+    assert resolve("bank-marketing") == "openml:361066"
+    assert resolve("acs:ACSIncome:NY") == "acs:ACSIncome:NY"
+    with pytest.raises(ValueError, match="valid names: .*<task_id>"):
+        resolve("eye_movement")
+    with pytest.raises(ValueError, match="year must be an integer"):
+        resolve("acs:ACSIncome:NY:later")
+
+
+@pytest.mark.parametrize("name", ["361070", "eye_movements"])
+def test_load_dataset_resolves_ids_and_names_to_the_task_loader(name, tmp_path):
+    home = tmp_path / "empty"
+    home.mkdir()
+    with pytest.raises(DataNotFoundError, match=r"OpenML task 361070 \(clf_num/eye_movements\)"):
+        load_dataset(name, data_home=home, download=False)
+
+
 def test_breast_cancer():
     b = load_dataset("breast_cancer")
     assert b.data.shape == (569, 30) and isinstance(b.data, pd.DataFrame)

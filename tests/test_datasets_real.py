@@ -170,6 +170,12 @@ def test_real_eye_movements_361070():
     assert not b.data.isna().any().any()
 
 
+@pytest.mark.parametrize("name", ["361070", "eye_movements", "openml:eye_movements"])
+def test_real_eye_movements_by_task_id_and_suite_name(name):
+    b = load_dataset(name)
+    assert b.task_id == 361070 and b.origin == "hf" and b.data.shape == (7608, 20)
+
+
 THREE_ADDED = [(361057, (2554, 11), 1277), (361064, (5188, 20), 2594), (361067, (3172, 5), 1586)]
 ANALOGUE_SOURCES = {361057: "wine_quality", 361064: "kdd_ipums_la_97_small", 361067: "phoneme"}
 

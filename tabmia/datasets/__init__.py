@@ -13,7 +13,7 @@ access.  openml and folktables are imported only when needed.
 
 from ._errors import DataNotFoundError
 from ._home import get_cache_home, get_data_home
-from ._registry import DATASETS, available_datasets, load_dataset
+from ._registry import DATASETS, available_datasets, load_dataset, resolve_dataset_name
 from .acs import fetch_acs
 from .classic import (
     load_adult,
@@ -58,4 +58,5 @@ __all__ = [
     "load_hepatitis",
     "load_pima_diabetes",
     "load_taiwan_default",
+    "resolve_dataset_name",
 ]

@@ -21,11 +21,12 @@ from .classic import (
     load_pima_diabetes,
     load_taiwan_default,
 )
+from ._suite import SUITE_TASKS
 from .openml import fetch_openml_task
 from .purchase import fetch_purchase100
 from .texas import fetch_texas100
 
-__all__ = ["DATASETS", "available_datasets", "load_dataset"]
+__all__ = ["DATASETS", "available_datasets", "load_dataset", "resolve_dataset_name"]
 
 DATASETS: dict[str, Callable[..., Any]] = {
     "breast_cancer": load_breast_cancer,
@@ -45,11 +46,25 @@ DATASETS: dict[str, Callable[..., Any]] = {
     "texas100": fetch_texas100,
 }
 
-_PATTERNS = ["openml:<task_id>", "acs:<Task>:<STATE>[:<year>]"]
+_PATTERNS = [
+    "openml:<task_id>",
+    "<task_id>",
+    "<tabular-benchmark name>",
+    "acs:<Task>:<STATE>[:<year>]",
+]
+
+# Suite names (lower case) -> task id. Names in both suites (eye_movements, electricity,
+# covertype, default-of-credit-card-clients) map to clf_num, the numerical-features
+# version the quantile-regression paper (Bertran et al. 2023) uses; clf_cat is reached
+# by its task id.
+_SUITE_NAMES: dict[str, int] = {}
+for _task in sorted(SUITE_TASKS.values(), key=lambda t: t.suite != "clf_num"):
+    _SUITE_NAMES.setdefault(_task.name.lower(), _task.task_id)
+del _task
 
 
 def available_datasets() -> list[str]:
-    """Names accepted by :func:`load_dataset` (fixed names, then the two patterns)."""
+    """Names accepted by :func:`load_dataset` (fixed names, then the patterns)."""
     return list(DATASETS) + _PATTERNS
 
 
@@ -58,6 +73,43 @@ def _unknown(name: str, why: str = "") -> ValueError:
     if why:
         msg += f" ({why})"
     return ValueError(msg + "; valid names: " + ", ".join(available_datasets()))
+
+
+def resolve_dataset_name(name: str) -> str:
+    """The canonical form of a data set name, without loading anything.
+
+    Fixed names stay as they are; an OpenML task id (``"361070"``) or a
+    tabular-benchmark suite name (``"eye_movements"``, any case) becomes
+    ``"openml:<task_id>"``; ``"openml:<name>"`` is accepted too. Suite names that are
+    in both suites (eye_movements, electricity, covertype,
+    default-of-credit-card-clients) resolve to the ``clf_num`` task; give the task id
+    for the ``clf_cat`` one. ACS names are checked and kept.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name; the message lists the valid names.
+    """
+    if not isinstance(name, str):
+        raise _unknown(repr(name), "not a string")
+    name = name.strip()
+    if name in DATASETS:
+        return name
+    rest = name.split(":", 1)[1] if name.startswith("openml:") else name
+    if rest.isdigit():
+        return f"openml:{int(rest)}"
+    if rest.lower() in _SUITE_NAMES:
+        return f"openml:{_SUITE_NAMES[rest.lower()]}"
+    if name.startswith("openml:"):
+        raise _unknown(name, "task id must be an integer or a tabular-benchmark name")
+    if name.startswith("acs:"):
+        parts = name.split(":")
+        if len(parts) not in (3, 4) or parts[1] not in ACS_TASKS:
+            raise _unknown(name, f"ACS tasks: {', '.join(ACS_TASKS)}")
+        if len(parts) == 4 and not parts[3].isdigit():
+            raise _unknown(name, "year must be an integer")
+        return name
+    raise _unknown(name)
 
 
 def load_dataset(name: str, **kwargs: Any) -> Any:
@@ -71,7 +123,9 @@ def load_dataset(name: str, **kwargs: Any) -> Any:
         ``"diabetes130"``, ``"heart_cleveland"``, ``"heart_statlog"``,
         ``"bank_marketing"``, ``"compas"``, ``"pima_diabetes"``,
         ``"australian_credit"``, ``"purchase100"``, ``"texas100"``,
-        ``"openml:<task_id>"`` (e.g. ``"openml:361070"``) or
+        ``"openml:<task_id>"`` (e.g. ``"openml:361070"``), a bare task id
+        (``"361070"``), a tabular-benchmark suite name (``"eye_movements"``; see
+        :func:`resolve_dataset_name` for names in both suites) or
         ``"acs:<Task>:<STATE>[:<year>]"`` (e.g. ``"acs:ACSIncome:WY:2018"``).
     **kwargs
         Passed to the loader (``data_home``, ``return_X_y``, ...).
@@ -86,22 +140,12 @@ def load_dataset(name: str, **kwargs: Any) -> Any:
     ValueError
         For an unknown name; the message lists the valid names.
     """
-    if not isinstance(name, str):
-        raise _unknown(repr(name), "not a string")
+    name = resolve_dataset_name(name)
     if name in DATASETS:
         return DATASETS[name](**kwargs)
     if name.startswith("openml:"):
-        rest = name.split(":", 1)[1]
-        if not rest.isdigit():
-            raise _unknown(name, "task id must be an integer")
-        return fetch_openml_task(int(rest), **kwargs)
-    if name.startswith("acs:"):
-        parts = name.split(":")
-        if len(parts) not in (3, 4) or parts[1] not in ACS_TASKS:
-            raise _unknown(name, f"ACS tasks: {', '.join(ACS_TASKS)}")
-        if len(parts) == 4:
-            if not parts[3].isdigit():
-                raise _unknown(name, "year must be an integer")
-            kwargs.setdefault("year", int(parts[3]))
-        return fetch_acs(parts[1], parts[2], **kwargs)
-    raise _unknown(name)
+        return fetch_openml_task(int(name.split(":", 1)[1]), **kwargs)
+    parts = name.split(":")
+    if len(parts) == 4:
+        kwargs.setdefault("year", int(parts[3]))
+    return fetch_acs(parts[1], parts[2], **kwargs)

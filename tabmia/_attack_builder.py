@@ -1,0 +1,133 @@
+"""Attacks from their command-line specs, shared by ``tabmia audit`` and ``tabmia benchmark``.
+
+A spec is a preset name of :mod:`tabmia.recipes` with optional parameters,
+``name[:param=value[:param=value ...]]``, e.g. ``lira:n_shadow=64`` or
+``quantile:mode=pinball``. Values are read as int, float, ``true`` / ``false`` /
+``none`` or else kept as text; each parameter must be one the attack takes, and its
+value is checked against the attack's parameter constraints up front.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["AttackSpec", "parse_attack_spec", "build_attack", "build_attacks"]
+
+# parameters the runner owns: a spec may not set them
+_RESERVED = ("target",)
+
+
+class AttackSpec:
+    """One parsed attack spec: the preset name and the parameters the user gave.
+
+    Parameters
+    ----------
+    text : str
+        The spec as typed; it names the attack's column in result tables.
+    name : str
+        Preset name (one of :data:`tabmia.recipes.ATTACK_NAMES`).
+    params : dict
+        Parameters given in the spec.
+    """
+
+    def __init__(self, text: str, name: str, params: dict[str, Any]) -> None:
+        self.text = text
+        self.name = name
+        self.params = params
+
+    @property
+    def canonical(self) -> str:
+        """Name plus the parameters in sorted order (the same attack, however written)."""
+        return ":".join([self.name] + [f"{k}={self.params[k]!r}" for k in sorted(self.params)])
+
+    def __repr__(self) -> str:
+        return f"AttackSpec({self.text!r})"
+
+
+def _value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_attack_spec(text: str) -> AttackSpec:
+    """Parse ``name[:param=value ...]``; raises ValueError naming what is wrong."""
+    from tabmia.recipes import ATTACK_NAMES
+
+    text = str(text).strip()
+    name, *parts = text.split(":")
+    name = name.strip()
+    if name not in ATTACK_NAMES:
+        raise ValueError(f"unknown attack {name!r}; choose from {', '.join(ATTACK_NAMES)}")
+    params: dict[str, Any] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"attack spec {text!r}: expected param=value after ':', got {part!r}")
+        if key in params:
+            raise ValueError(f"attack spec {text!r}: {key} given twice")
+        params[key] = _value(value)
+    return AttackSpec(text, name, params)
+
+
+def build_attack(spec: str | AttackSpec, *, fast: bool = False, **defaults: Any) -> Any:
+    """Unfitted attack for ``spec``.
+
+    Parameters
+    ----------
+    spec : str or AttackSpec
+        ``name[:param=value ...]``.
+    fast : bool, default=False
+        Apply the attack's quick settings (few shadow models, small regressors) under
+        the spec's own parameters.
+    **defaults
+        Runner-wide parameters (``fpr``, ``n_jobs``, ``device``, training recipes),
+        set where the attack takes them; the spec's parameters win over them.
+
+    Raises
+    ------
+    ValueError
+        For an unknown attack or parameter, or a value the attack refuses.
+    """
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from tabmia.recipes import make_attack
+
+    spec = parse_attack_spec(spec) if isinstance(spec, str) else spec
+    attack = make_attack(spec.name, **defaults)
+    valid = attack.get_params(deep=False)
+    bad = [k for k in spec.params if k not in valid or k in _RESERVED]
+    if bad:
+        takes = ", ".join(k for k in sorted(valid) if k not in _RESERVED)
+        raise ValueError(f"attack spec {spec.text!r}: {spec.name} takes no parameter "
+                         f"{', '.join(bad)} (it takes: {takes})")
+    if fast:
+        attack.set_params(**{k: v for k, v in type(attack)._fast_params().items() if k in valid})
+    attack.set_params(**spec.params)
+    try:
+        attack._validate_params()
+    except InvalidParameterError as exc:
+        raise ValueError(f"attack spec {spec.text!r}: {exc}") from exc
+    return attack
+
+
+def build_attacks(specs: str | list[str], *, fast: bool = False, **defaults: Any) -> dict[str, Any]:
+    """``{spec text: unfitted attack}`` for a comma-separated list (or a list) of specs."""
+    if isinstance(specs, str):
+        specs = specs.split(",")
+    texts = [s.strip() for s in specs if str(s).strip()]
+    if not texts:
+        raise ValueError("no attack given")
+    dup = sorted({t for t in texts if texts.count(t) > 1})
+    if dup:
+        raise ValueError(f"attack {dup[0]!r} given twice")
+    return {t: build_attack(t, fast=fast, **defaults) for t in texts}

@@ -1,0 +1,111 @@
+"""``tabmia benchmark``: the membership game over many data sets and attacks.
+
+Every data set x seed trains a target (``--model``) and runs every attack of
+``--attacks`` against it; the tables have the data sets as rows and the attacks as
+columns (AUC, TPR and precision at each ``--fpr``, wall time), mean ± std over seeds.
+Attack specs take parameters: ``lira:n_shadow=64``, ``quantile:mode=pinball``.
+Finished cells are stored under ``--out``/cells and not recomputed by a re-run with the
+same settings. Writes ``results.json``, ``results.md``, ``roc_<data set>.png`` and
+``report.html`` to ``--out``. Every flag can also come from ``--config FILE`` (YAML or
+TOML; flags on the command line win).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_benchmark_parser", "run_benchmark_command"]
+
+
+def _names(text: str) -> list[str]:
+    return [v.strip() for v in str(text).split(",") if v.strip()]
+
+
+def add_benchmark_parser(sub: Any, floats: Any, fraction_or_count: Any) -> argparse.ArgumentParser:
+    """Register ``benchmark`` on the ``tabmia`` subparsers (``floats`` and
+    ``fraction_or_count`` are the CLI's argument types, shared with ``audit``)."""
+    from tabmia.benchmark import DEFAULT_ATTACKS, QUICK_MAX_RECORDS
+    from tabmia.recipes import ATTACK_NAMES, MODEL_NAMES
+
+    p = sub.add_parser(
+        "benchmark",
+        help="run attacks against targets on many data sets; tables per metric",
+        description=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--config", type=Path, default=None,
+                   help="YAML or TOML file whose keys mirror these flags (a 'benchmark' "
+                   "section or top-level keys)")
+    p.add_argument("--datasets", type=_names, default=None,
+                   help="comma-separated: openml:361070, 361070, eye_movements, "
+                   "acs:ACSIncome:NY, adult, ... (names in both tabular-benchmark suites "
+                   "pick clf_num)")
+    p.add_argument("--model", default="catboost", choices=MODEL_NAMES,
+                   help="target recipe; shadow models copy it (default catboost)")
+    p.add_argument("--attacks", type=_names, default=list(DEFAULT_ATTACKS),
+                   help=f"comma-separated specs name[:param=value ...], names from: "
+                   f"{', '.join(ATTACK_NAMES)} (default {','.join(DEFAULT_ATTACKS)})")
+    p.add_argument("--seeds", type=int, default=3, help="repeats of the game (default 3)")
+    p.add_argument("--fpr", type=floats, default=(0.01,),
+                   help="FPR levels for TPR / precision, comma-separated; the first is also "
+                   "the FPR each attack's threshold promises (default 0.01)")
+    p.add_argument("--train-size", type=fraction_or_count, default=0.5,
+                   help="target training set: fraction or count (default 0.5)")
+    p.add_argument("--public-size", type=fraction_or_count, default=0.5,
+                   help="attacker's share of the records left (default 0.5)")
+    p.add_argument("--max-records", type=int, default=None,
+                   help="subsample each data set to this many records first")
+    p.add_argument("--quick", action="store_true",
+                   help=f"smoke run: 1 seed, at most {QUICK_MAX_RECORDS} records, few shadows")
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs for shadow models")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda (torch parts)")
+    p.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--no-html", action="store_true", help="skip report.html")
+    p.add_argument("--out", type=Path, default=Path("tabmia-benchmark"),
+                   help="output folder (default ./tabmia-benchmark)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    return p
+
+
+def run_benchmark_command(args: argparse.Namespace, usage_error: type[Exception]) -> int:
+    """Run ``tabmia benchmark`` with parsed arguments; returns the exit status."""
+    from tabmia.benchmark import run_benchmark
+
+    if not args.datasets:
+        raise usage_error("--datasets is required (on the command line or in --config)")
+    if args.n_jobs is not None and args.n_jobs == 0:
+        raise usage_error("--n-jobs must not be 0")
+    try:
+        result = run_benchmark(
+            args.datasets, args.model, args.attacks, args.seeds, args.fpr, args.out,
+            train_size=args.train_size, public_size=args.public_size,
+            max_records=args.max_records, quick=args.quick, n_jobs=args.n_jobs,
+            device=args.device, random_state=args.random_state, progress=not args.quiet,
+            html=not args.no_html, command="tabmia " + " ".join(sys.argv[1:]),
+        )
+    except ValueError as exc:
+        raise usage_error(str(exc).splitlines()[0]) from exc
+    res = result.results
+    if not args.quiet:
+        md = (args.out / "results.md").read_text()
+        # the first metric table is the headline; the rest is in the file
+        sections = md.split("\n## ")
+        print("## " + sections[1] if len(sections) > 1 else md)
+    ok = len(res["datasets"])
+    files = "results.json, results.md" + ("" if args.no_html else ", report.html")
+    print(f"wrote {args.out}/{files} and {ok} ROC plot(s): "
+          f"{result.computed} cells computed, {result.reused} reused, "
+          f"{len(result.failed)} failed, {len(res['skipped'])} data set(s) skipped "
+          f"({res['wall_seconds']:.1f} s)")
+    if result.failed:
+        print(f"tabmia: {len(result.failed)} cell(s) failed; see {args.out}/results.md",
+              file=sys.stderr)
+        return 1
+    if not ok:
+        print("tabmia: no data set could be loaded; see the skipped list in results.md",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,382 @@
+"""The membership game over many data sets and attacks, resumable cell by cell.
+
+:func:`run_benchmark` plays :mod:`tabmia.experiment`'s game (same seeds, split and
+target training as ``tabmia audit``) for every data set x seed, and runs every attack
+against each target. One (data set, seed, attack) result is a *cell*: its candidate
+scores and timings are stored under ``<out>/cells/`` as ``<key>.npz`` + ``<key>.json``,
+where ``key`` hashes every setting that changes the scores. A re-run with the same
+settings reads the stored cells instead of computing them, so an interrupted benchmark
+resumes where it stopped and adding an attack or a seed computes only the new cells.
+Metrics (AUC, TPR and precision at each FPR) are computed from the stored scores, so
+asking for other FPRs recomputes nothing. Shadow-based attacks get a ``cache_dir`` under
+``<out>/shadows/``: LiRA with 16, 32 and 64 shadows trains 64 models, not 112.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BenchmarkResult", "run_benchmark", "QUICK_MAX_RECORDS", "DEFAULT_ATTACKS"]
+
+#: Attacks run when none are named.
+DEFAULT_ATTACKS = ("loss", "quantile", "lira", "rmia")
+#: Records a ``quick`` run subsamples each data set to.
+QUICK_MAX_RECORDS = 500
+# bump when a cell's content or meaning changes, so old cells are not mistaken for new
+_CELL_FORMAT = 1
+# attack parameters that change neither the scores nor the threshold
+_NEUTRAL_PARAMS = {"target", "n_jobs", "verbose", "cache_dir", "device", "random_state"}
+# parameters that only add models to a shadow population (the cache tops it up)
+_COUNT_PARAMS = {"n_shadow", "n_reference"}
+
+
+@dataclass
+class BenchmarkResult:
+    """What :func:`run_benchmark` found and wrote.
+
+    Attributes
+    ----------
+    results : dict
+        The content of ``results.json``.
+    computed : int
+        Cells computed by this run.
+    reused : int
+        Cells read from ``<out>/cells`` (computed by an earlier run).
+    failed : dict
+        ``"<data set> seed <i> <attack>"`` -> error message, for cells whose attack raised.
+    files : list of Path
+        Files written into the output folder.
+    """
+
+    results: dict[str, Any]
+    computed: int = 0
+    reused: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+
+def _digest(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _attack_settings(attack: Any) -> dict[str, str]:
+    return {k: repr(v) for k, v in sorted(attack.get_params(deep=False).items())
+            if k not in _NEUTRAL_PARAMS}
+
+
+def game_seeds(random_state: int, n: int) -> list[int]:
+    """Per-seed game seeds, drawn as :class:`~tabmia.experiment.MembershipExperiment` does
+    (so seed ``i`` plays the same split and target as ``tabmia audit``); the first ``k``
+    do not depend on ``n``."""
+    rng = np.random.RandomState(random_state)
+    return [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n)]
+
+
+class _CellStore:
+    """``<key>.npz`` (member flags, scores) + ``<key>.json`` (the rest) per cell.
+
+    The json is written last (atomically), so a cell is complete iff its json exists.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        meta_path, npz_path = self.folder / f"{key}.json", self.folder / f"{key}.npz"
+        if not (meta_path.is_file() and npz_path.is_file()):
+            return None
+        try:
+            meta = json.loads(meta_path.read_text())
+            with np.load(npz_path) as data:
+                meta["member"], meta["scores"] = data["member"], data["scores"]
+        except (OSError, ValueError, KeyError):
+            return None  # a damaged cell is recomputed
+        return meta
+
+    def save(self, key: str, meta: dict[str, Any], member: np.ndarray, scores: np.ndarray) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(self.folder / f"{key}.npz", member=member, scores=scores)
+        tmp = self.folder / f".{key}.json.tmp"
+        tmp.write_text(json.dumps(meta, indent=1, default=str) + "\n")
+        os.replace(tmp, self.folder / f"{key}.json")
+
+
+def _load(name: str, resolved: str, max_records: int | None, random_state: int) -> dict[str, Any]:
+    from tabmia.datasets import load_dataset
+    from tabmia.target import n_rows, take_rows
+
+    bunch = load_dataset(resolved)
+    X, y = bunch.data, np.asarray(bunch.target)
+    n_total = n_rows(X)
+    if max_records is not None and n_total > max_records:
+        # the same subsample as ``tabmia audit --max-records``
+        rng = np.random.RandomState(random_state)
+        idx = np.sort(rng.choice(n_total, max_records, replace=False))
+        X, y = take_rows(X, idx), y[idx]
+    descr = str(getattr(bunch, "DESCR", "") or "").strip().splitlines()
+    return {"X": X, "y": y, "n_total": n_total, "source": descr[0] if descr else resolved,
+            "status": next((d for d in descr if d.startswith("Status:")), "")}
+
+
+def _train_target(model: str, data: dict[str, Any], split: Any, seed: int) -> tuple[Any, dict]:
+    from sklearn.base import clone
+
+    from tabmia.experiment import _set_seed
+    from tabmia.recipes import make_model
+    from tabmia.target import take_rows
+
+    X, y = data["X"], data["y"]
+    target = clone(make_model(model, X))
+    _set_seed(target, seed)
+    t0 = time.perf_counter()
+    target.fit(take_rows(X, split.train), y[split.train])
+    acc = {
+        "train": float(np.mean(target.predict(take_rows(X, split.train)) == y[split.train])),
+        "test": float(np.mean(target.predict(take_rows(X, split.nonmembers)) == y[split.nonmembers])),
+        "seconds": time.perf_counter() - t0,
+    }
+    return target, acc
+
+
+def run_benchmark(
+    datasets: Sequence[str],
+    model: str = "catboost",
+    attacks: Sequence[str] | str = DEFAULT_ATTACKS,
+    seeds: int = 3,
+    fprs: Sequence[float] = (0.01,),
+    out_dir: str | os.PathLike = "tabmia-benchmark",
+    *,
+    threshold_fpr: float | None = None,
+    train_size: float | int = 0.5,
+    public_size: float | int = 0.5,
+    max_records: int | None = None,
+    quick: bool = False,
+    n_jobs: int | None = None,
+    device: str = "auto",
+    random_state: int = 0,
+    progress: bool = True,
+    html: bool = True,
+    command: str | None = None,
+) -> BenchmarkResult:
+    """Run every attack against a target per data set and seed; write the tables.
+
+    Parameters
+    ----------
+    datasets : sequence of str
+        Names for :func:`tabmia.datasets.load_dataset`: ``openml:361070``, ``361070``,
+        ``eye_movements``, ``acs:ACSIncome:NY``, ``adult``, ... A data set missing from
+        the data home is skipped and recorded with the loader's message.
+    model : str, default="catboost"
+        Target recipe (:data:`tabmia.recipes.MODEL_NAMES`); shadow and reference models
+        copy it.
+    attacks : sequence of str or str
+        Attack specs ``name[:param=value ...]`` (see :mod:`tabmia._attack_builder`),
+        e.g. ``["quantile", "lira:n_shadow=64"]``; each names its column.
+    seeds : int, default=3
+        Repeats of the game (new split and target each).
+    fprs : sequence of float, default=(0.01,)
+        FPR levels for TPR and precision; a level below ``1 / n_nonmembers`` is "n/r".
+    out_dir : path, default="tabmia-benchmark"
+        Output folder: ``results.json``, ``results.md``, ``roc_<data set>.png``,
+        ``report.html``, plus ``cells/`` and ``shadows/`` (the resumable state).
+    threshold_fpr : float, default=None
+        The FPR each attack's own threshold promises (default ``fprs[0]``).
+    train_size, public_size : float or int
+        See :func:`tabmia.experiment.split_membership`.
+    max_records : int, default=None
+        Subsample each data set to this many records first.
+    quick : bool, default=False
+        Smoke run: one seed, at most :data:`QUICK_MAX_RECORDS` records, each attack's
+        quick settings (few shadow models) under the spec's own parameters.
+    n_jobs : int, default=None
+        Parallel shadow / reference model training.
+    device : str, default="auto"
+        Device of torch parts.
+    random_state : int, default=0
+        Seeds the subsample, the games and the attacks.
+    progress : bool, default=True
+        A tqdm progress bar over the cells on stderr.
+    html : bool, default=True
+        Also write ``report.html``.
+    command : str, default=None
+        The command line, recorded in the outputs.
+
+    Returns
+    -------
+    BenchmarkResult
+
+    Raises
+    ------
+    ValueError
+        For an unknown data set, model or attack name, or a bad setting (before
+        anything is computed or written).
+    """
+    from tqdm.auto import tqdm
+
+    from tabmia._attack_builder import build_attacks, parse_attack_spec
+    from tabmia._benchmark_report import cell_metrics, write_outputs
+    from tabmia.datasets import DataNotFoundError, resolve_dataset_name
+    from tabmia.experiment import run_attacks, split_membership
+    from tabmia.recipes import MODEL_NAMES
+    from tabmia.target import take_rows
+
+    # ---- validate everything before computing anything
+    names = [str(d).strip() for d in datasets if str(d).strip()]
+    if not names:
+        raise ValueError("no data set given")
+    resolved = {n: resolve_dataset_name(n) for n in names}
+    dup = [n for n in names if list(resolved.values()).count(resolved[n]) > 1]
+    if dup:
+        raise ValueError(f"data set {dup[0]!r} given twice ({resolved[dup[0]]})")
+    if model not in MODEL_NAMES:
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODEL_NAMES)}")
+    if not isinstance(seeds, (int, np.integer)) or seeds < 1:
+        raise ValueError(f"seeds must be an int >= 1, got {seeds!r}")
+    fprs = tuple(float(f) for f in fprs)
+    if not fprs or any(not 0.0 < f < 1.0 for f in fprs):
+        raise ValueError(f"FPR levels must be in (0, 1), got {list(fprs)}")
+    threshold_fpr = fprs[0] if threshold_fpr is None else float(threshold_fpr)
+    if not 0.0 < threshold_fpr < 1.0:
+        raise ValueError(f"threshold FPR must be in (0, 1), got {threshold_fpr}")
+    if max_records is not None and max_records < 20:
+        raise ValueError("max_records must be at least 20")
+    if quick:
+        seeds = 1
+        max_records = min(max_records or QUICK_MAX_RECORDS, QUICK_MAX_RECORDS)
+    protos = build_attacks(list(attacks) if not isinstance(attacks, str) else attacks,
+                           fast=quick, fpr=threshold_fpr, n_jobs=n_jobs, device=device)
+    specs = {t: parse_attack_spec(t) for t in protos}
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output folder {out} exists and is not a folder")
+
+    t_start, load_start = time.perf_counter(), os.getloadavg()
+    store = _CellStore(out / "cells")
+    seed_list = game_seeds(random_state, seeds)
+    settings = {
+        "datasets": names, "resolved": resolved, "model": model, "attacks": list(protos),
+        "seeds": seeds, "game_seeds": seed_list, "fprs": list(fprs),
+        "threshold_fpr": threshold_fpr, "train_size": train_size, "public_size": public_size,
+        "max_records": max_records, "quick": quick, "n_jobs": n_jobs, "device": device,
+        "random_state": random_state,
+        "attack_params": {t: _attack_settings(a) for t, a in protos.items()},
+    }
+    result = BenchmarkResult(results={})
+    report: dict[str, Any] = {"datasets": {}, "skipped": {}, "failed": {}}
+    bar = tqdm(total=len(names) * seeds * len(protos), desc="tabmia benchmark", unit="cell",
+               file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    try:
+        for name in names:
+            try:
+                data = _load(name, resolved[name], max_records, random_state)
+            except (DataNotFoundError, ImportError) as exc:
+                report["skipped"][name] = str(exc)
+                tqdm.write(f"{name}: not available, skipped: {str(exc).splitlines()[0]}",
+                           file=sys.stderr)
+                bar.update(seeds * len(protos))
+                continue
+            X, y = data["X"], data["y"]
+            entry: dict[str, Any] = {
+                "resolved": resolved[name], "source": data["source"], "status": data["status"],
+                "n_records": int(y.shape[0]), "n_records_total": int(data["n_total"]),
+                "n_features": int(X.shape[1]), "seeds": [],
+            }
+            for i, seed in enumerate(seed_list):
+                split = split_membership(y.shape[0], train_size=train_size,
+                                         public_size=public_size, random_state=seed)
+                game = {"format": _CELL_FORMAT, "dataset": resolved[name],
+                        "n_records": int(y.shape[0]), "n_features": int(X.shape[1]),
+                        "max_records": max_records, "subsample_seed": random_state,
+                        "train_size": train_size, "public_size": public_size, "model": model,
+                        "seed": seed}
+                target, acc, cells = None, None, {}
+                for text, proto in protos.items():
+                    bar.set_postfix_str(f"{name} seed {i} {text}", refresh=False)
+                    identity = {**game, "attack": specs[text].name,
+                                "params": _attack_settings(proto)}
+                    key = _digest(identity)
+                    cell = store.load(key)
+                    if cell is not None:
+                        result.reused += 1
+                    else:
+                        if target is None:
+                            target, acc = _train_target(model, data, split, seed)
+                        cell = _compute_cell(
+                            run_attacks, target, text, proto, specs[text], X, y, split, seed,
+                            shadow_dir=out / "shadows" / _digest(game),
+                            take_rows=take_rows)
+                        if "error" in cell:
+                            report["failed"][f"{name} seed {i} {text}"] = cell["error"]
+                            tqdm.write(f"{name} seed {i} {text}: failed: {cell['error']}",
+                                       file=sys.stderr)
+                            bar.update(1)
+                            continue
+                        cell["target_accuracy"] = acc
+                        cell["key"], cell["settings"] = key, identity
+                        store.save(key, {k: v for k, v in cell.items()
+                                         if k not in ("member", "scores")},
+                                   cell["member"], cell["scores"])
+                        result.computed += 1
+                    cells[text] = cell
+                    bar.update(1)
+                entry["seeds"].append({
+                    "seed": seed, "n_members": int(split.members.size),
+                    "n_nonmembers": int(split.nonmembers.size),
+                    "cells": cells,
+                })
+            report["datasets"][name] = entry
+    finally:
+        bar.close()
+    for entry in report["datasets"].values():
+        for s in entry["seeds"]:
+            for c in s["cells"].values():
+                c["metrics"] = cell_metrics(c, fprs, seed=s["seed"])
+    result.failed = report["failed"]
+    result.results, result.files = write_outputs(
+        out, report, settings, fprs=fprs, html=html, command=command,
+        wall_seconds=time.perf_counter() - t_start,
+        cells={"computed": result.computed, "reused": result.reused,
+               "failed": len(report["failed"])},
+        load_start=load_start,
+    )
+    return result
+
+
+def _compute_cell(run_attacks: Any, target: Any, text: str, proto: Any, spec: Any, X: Any,
+                  y: np.ndarray, split: Any, seed: int, *, shadow_dir: Path,
+                  take_rows: Any) -> dict[str, Any]:
+    """Fit one attack against one target; its scores, threshold and timings."""
+    from sklearn.base import clone
+
+    attack = proto
+    if "cache_dir" in proto.get_params(deep=False):
+        # one cache per (game, attack settings other than the model count): more
+        # shadows top up fewer, other settings never mix with them
+        rest = {k: v for k, v in _attack_settings(proto).items() if k not in _COUNT_PARAMS}
+        attack = clone(proto).set_params(
+            cache_dir=str(shadow_dir / f"{spec.name}-{_digest(rest)[:10]}"))
+    cand = np.r_[split.members, split.nonmembers]
+    member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
+    try:
+        frames, rows, fitted = run_attacks(
+            target, {text: attack}, take_rows(X, split.public), y[split.public],
+            take_rows(X, cand), y[cand], member, seed=seed, fprs=(), gammas=(),
+        )
+    except Exception as exc:  # noqa: BLE001 - one attack failing must not lose the others
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return {"error": f"{type(exc).__name__}: {first}"}
+    return {"attack": text, "member": member,
+            "scores": frames[0]["score"].to_numpy(dtype=np.float64),
+            "threshold": float(fitted[0].threshold_), "fit_seconds": rows[0]["fit_seconds"],
+            "score_seconds": rows[0]["score_seconds"]}
