@@ -292,7 +292,8 @@ def run_attacks(
     """Fit each attack against ``target`` and score the candidates.
 
     Online attacks (``_fit_includes_candidates``) are fitted on the public records plus
-    the candidates, whose membership they are not told.
+    the candidates, whose membership they are not told (only which pool records are
+    the public ones, ``known_nonmembers``, the known non-members of the target).
 
     Returns
     -------
@@ -310,7 +311,10 @@ def run_attacks(
             attack.set_params(random_state=seed)
         t0 = time.perf_counter()
         if getattr(attack, "_fit_includes_candidates", False):
-            attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates])
+            # the public records are the pool's known non-members (its FPR calibration)
+            known = np.r_[np.ones(len(y_public), bool), np.zeros(len(y_candidates), bool)]
+            attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates],
+                       known_nonmembers=known)
         else:
             attack.fit(X_public, y_public)
         t1 = time.perf_counter()
