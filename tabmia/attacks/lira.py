@@ -446,7 +446,9 @@ class LiRAAttack(BaseMembershipAttack):
             s, member, valid = self._loo_scores(k)
             m, sc = member[valid], s[valid]
             n_neg = int((~m).sum())
-            if m.all() or n_neg == 0:
+            # a shadow that leaves no valid member (online, each record IN for one
+            # shadow only) or non-member cannot play the target
+            if not m.any() or n_neg == 0:
                 continue
             for alpha in (self.fpr, self.fpr / 10.0):
                 tprs.append(_tpr_at(m, sc, min(max(alpha, 5.0 / n_neg), 1.0)))
