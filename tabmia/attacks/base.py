@@ -128,6 +128,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self._fit_scorer(X, y)
         self.threshold_ = self._choose_threshold(X, np.asarray(y), self._y_public)
         del self._y_public
+        self._calibration_records = None  # no copy of public records in the fitted attack
         return self
 
     def decision_function(self, X: Any, y: Any = None) -> np.ndarray:

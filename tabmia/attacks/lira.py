@@ -338,7 +338,10 @@ class LiRAAttack(BaseMembershipAttack):
                     "fit() receives is a known non-member"
                 )
             self._known_nonmembers = mask
-        return super().fit(X, y)
+        try:
+            return super().fit(X, y)
+        finally:
+            self._known_nonmembers = None
 
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
