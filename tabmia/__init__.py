@@ -9,7 +9,7 @@ runs the membership game; ``tabmia audit`` does it all from the command line.
 imported only where they are used.
 """
 
-from tabmia.exceptions import DuplicateRecordsWarning
+from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning
 from tabmia.target import PrecomputedProbabilities, TargetModel, as_target
 
 __version__ = "0.1.0"

@@ -38,6 +38,7 @@ def audit_model(
     gammas: tuple[float, ...] = (1.0, 10.0, 100.0),
     random_state: Any = 0,
     verbose: bool = False,
+    fpr_fallback: bool = False,
 ) -> ExperimentResult:
     """Run attacks against a fitted model on its own training records.
 
@@ -58,6 +59,10 @@ def audit_model(
         Reporting levels (see :func:`tabmia.metrics.attack_metrics`).
     random_state : int, RandomState instance or None, default=0
         Seeds the population split and the attacks.
+    fpr_fallback : bool, default=False
+        An attack whose calibration records cannot promise its ``fpr`` aims at the
+        smallest FPR they can promise instead of raising (see
+        :func:`tabmia.experiment.run_attacks`).
 
     Raises
     ------
@@ -117,7 +122,7 @@ def audit_model(
     member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
     frames, rows, fitted = run_attacks(
         target, attacks, X_pub, y_pub, X_cand, y_cand, member, seed=seed, fprs=fprs,
-        gammas=gammas, verbose=verbose,
+        gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback,
         extra_columns={"record": np.r_[members, nonmembers],
                        "source": np.where(member, "train", "population")},
     )

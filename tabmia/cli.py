@@ -42,6 +42,7 @@ from tabmia._cli_inputs import (
     read_table,
     split_label,
 )
+from tabmia.exceptions import FPRFallbackWarning
 
 __all__ = ["main", "build_parser", "UsageError"]
 
@@ -82,6 +83,9 @@ def _fraction_or_count(text: str) -> float | int:
         raise argparse.ArgumentTypeError(f"expected a fraction or a count, got {text!r}") from exc
     return int(value) if value >= 1 and value.is_integer() else value
 
+
+#: FPR the audit's thresholds aim at unless --fpr says otherwise.
+DEFAULT_FPR = 0.01
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tabmia`` command."""
@@ -140,8 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     attacks.add_argument("--attacks", default=None,
                          help=f"comma-separated, from: {', '.join(ATTACK_NAMES)} (default "
                          f"{DEFAULT_ATTACKS}; without a training recipe {SCORE_ATTACKS})")
-    attacks.add_argument("--fpr", type=float, default=0.01,
-                         help="FPR each attack's threshold promises (default 0.01)")
+    attacks.add_argument("--fpr", type=float, default=None,
+                         help="FPR each attack's threshold promises (default 0.01, or the "
+                              "smallest an attack's calibration records can promise, said so)")
     attacks.add_argument("--fprs", type=_floats, default=(0.01, 0.001),
                          help="FPR levels for TPR in the table (default 0.01,0.001)")
     attacks.add_argument("--gammas", type=_floats, default=(1.0, 10.0, 100.0),
@@ -200,6 +205,16 @@ def _read_config(path: Path, section: str = "audit") -> dict[str, Any]:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
+    args = _parse_with_config(argv)
+    if args.command == "audit":
+        # an FPR the user asked for is refused when unresolvable; the default falls back
+        args.fpr_given = args.fpr is not None
+        if args.fpr is None:
+            args.fpr = DEFAULT_FPR
+    return args
+
+
+def _parse_with_config(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "config", None) is None:
@@ -360,6 +375,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         model, _make_attacks(args, recipe=None), train_size=args.train_size,
         public_size=args.public_size, prior=args.prior, n_repeats=args.seeds, fprs=args.fprs,
         gammas=args.gammas, random_state=args.random_state, verbose=not args.quiet,
+        fpr_fallback=not args.fpr_given,
     )
     with _thread_limits(args):
         result = experiment.run(X, y)
@@ -448,7 +464,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         result = audit_model(
             target, X_tr, y_tr, X_pop, y_pop, attacks, max_members=args.max_members,
             fprs=args.fprs, gammas=args.gammas, random_state=args.random_state,
-            verbose=not args.quiet,
+            verbose=not args.quiet, fpr_fallback=not args.fpr_given,
         )
     split = result.splits[0]
     context = {
@@ -522,7 +538,10 @@ def run_audit(args: argparse.Namespace) -> int:
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     t0 = time.perf_counter()
+    recorder = warnings.catch_warnings(record=True)
+    caught = recorder.__enter__()
     try:
+        warnings.simplefilter("always", FPRFallbackWarning)
         if args.train is not None:
             result, context, records = _own_model(args)
         else:
@@ -531,9 +550,14 @@ def run_audit(args: argparse.Namespace) -> int:
         raise UsageError(f"{str(exc).splitlines()[0]} (raise --fpr or give more records)") from exc
     except AuditTooSmallError as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
+    finally:
+        recorder.__exit__(None, None, None)
+        fallbacks = _report_fpr_fallbacks(caught)
     elapsed = time.perf_counter() - t0
     if args.train is not None and "data" not in context:
         context = {"data": str(args.train), **context}
+    if fallbacks:
+        context["FPR not promisable"] = "; ".join(fallbacks)
     result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {v}" for k, v in context.items()) + "\n"
@@ -546,6 +570,20 @@ def run_audit(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, roc.png "
           f"({elapsed:.1f} s)")
     return 0
+
+
+def _report_fpr_fallbacks(caught: list[warnings.WarningMessage]) -> list[str]:
+    """Print each attack's FPR fallback once as a note; re-issue every other warning."""
+    notes: list[str] = []
+    for w in caught:
+        if issubclass(w.category, FPRFallbackWarning):
+            if str(w.message) not in notes:
+                notes.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for note in notes:
+        print(f"tabmia: note: {note}", file=sys.stderr)
+    return notes
 
 
 def _write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[str, Any],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["DuplicateRecordsWarning"]
+__all__ = ["DuplicateRecordsWarning", "FPRFallbackWarning"]
 
 
 class DuplicateRecordsWarning(UserWarning):
@@ -11,4 +11,13 @@ class DuplicateRecordsWarning(UserWarning):
     Raised when training records reappear in the population data of an audit, or when
     candidates scored by an attack repeat the public records it was fitted on. Such a
     record is a member and a non-member at once, so the reported success is wrong.
+    """
+
+
+class FPRFallbackWarning(UserWarning):
+    """An attack aims at a larger FPR than asked: its calibration records cannot promise it.
+
+    Issued by :func:`tabmia.experiment.run_attacks` with ``fpr_fallback=True`` (the CLI's
+    audits and benchmarks) when fewer than ``1 / fpr - 1`` non-member scores calibrate
+    an attack's threshold; the attack then aims at the smallest FPR they can promise.
     """

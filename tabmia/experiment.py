@@ -11,6 +11,7 @@ into a table. Repeating over seeds gives the mean and spread.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
 from typing import Any
@@ -20,8 +21,10 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
+from tabmia.exceptions import FPRFallbackWarning
 from tabmia.metrics import attack_metrics, check_audit_size, empirical_epsilon
 from tabmia.target import concat_rows, n_rows, take_rows
+from tabmia.thresholds import smallest_resolvable_fpr
 
 __all__ = [
     "MembershipSplit", "split_membership", "ExperimentResult", "MembershipExperiment", "run_attacks",
@@ -200,6 +203,9 @@ class MembershipExperiment:
         Seeds the splits, the targets (when they take ``random_state``) and attacks.
     verbose : bool, default=False
         Print progress.
+    fpr_fallback : bool, default=False
+        An attack whose calibration records cannot promise its ``fpr`` aims at the
+        smallest FPR they can promise instead of raising (see :func:`run_attacks`).
     """
 
     def __init__(
@@ -215,6 +221,7 @@ class MembershipExperiment:
         gammas: tuple[float, ...] = (1.0, 10.0),
         random_state: Any = 0,
         verbose: bool = False,
+        fpr_fallback: bool = False,
     ) -> None:
         self.estimator = estimator
         self.attacks = attacks
@@ -226,6 +233,7 @@ class MembershipExperiment:
         self.gammas = gammas
         self.random_state = random_state
         self.verbose = verbose
+        self.fpr_fallback = fpr_fallback
 
     def _check(self) -> None:
         if not isinstance(self.attacks, dict) or not self.attacks:
@@ -284,7 +292,7 @@ class MembershipExperiment:
             frames, rows, attacks = run_attacks(
                 target, self.attacks, X_pub, y_pub, X_cand, y_cand, member,
                 seed=int(seed), fprs=self.fprs, gammas=self.gammas, verbose=self.verbose,
-                extra_columns={"record": cand}, repeat=repeat,
+                extra_columns={"record": cand}, repeat=repeat, fpr_fallback=self.fpr_fallback,
             )
             for row in rows:
                 row["repeat"] = repeat
@@ -318,12 +326,20 @@ def run_attacks(
     verbose: bool = False,
     extra_columns: dict[str, Any] | None = None,
     repeat: int = 0,
+    fpr_fallback: bool = False,
 ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
     """Fit each attack against ``target`` and score the candidates.
 
     Online attacks (``_fit_includes_candidates``) are fitted on the public records plus
-    the candidates, whose membership they are not told. Progress bars of shadow
-    training are labelled ``"seed <repeat>: <name>"``.
+    the candidates, whose membership they are not told (only which pool records are
+    the public ones, ``known_nonmembers``, the known non-members of the target).
+    Progress bars of shadow training are labelled ``"seed <repeat>: <name>"``.
+
+    With ``fpr_fallback=True``, an attack whose calibration records cannot promise its
+    ``fpr`` (fewer than ``1 / fpr - 1`` of them) aims at the smallest FPR they can
+    promise instead of failing; the row's ``fpr_target`` says which (``fpr_requested``
+    the one asked for) and a :class:`~tabmia.exceptions.FPRFallbackWarning` names the
+    change.
 
     Returns
     -------
@@ -341,10 +357,16 @@ def run_attacks(
         attack = clone(proto).set_params(target=target)
         if "random_state" in attack.get_params():
             attack.set_params(random_state=seed)
+        requested = attack.get_params().get("fpr")
+        if fpr_fallback:
+            _lower_unresolvable_fpr(attack, name, len(y_public))
         t0 = time.perf_counter()
         with progress_label(f"seed {repeat}: {name}"):
             if getattr(attack, "_fit_includes_candidates", False):
-                attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates])
+                # the public records are the pool's known non-members (its FPR calibration)
+                known = np.r_[np.ones(len(y_public), bool), np.zeros(len(y_candidates), bool)]
+                attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates],
+                           known_nonmembers=known)
             else:
                 attack.fit(X_public, y_public)
         t1 = time.perf_counter()
@@ -357,6 +379,7 @@ def run_attacks(
         # the FPR the attack's own threshold aims at, where that is its goal
         aim = params.get("fpr") if params.get("threshold_goal", "fpr") == "fpr" else None
         rows.append({"seed": seed, "attack": name, **m, "fpr_target": aim,
+                     "fpr_requested": requested if aim is not None else None,
                      "fit_seconds": t1 - t0, "score_seconds": t2 - t1})
         frames.append(pd.DataFrame({"attack": name, **(extra_columns or {}), "member": member,
                                     "score": s, "flagged": s >= threshold}))
@@ -364,6 +387,24 @@ def run_attacks(
         if verbose:
             print(f"  {name}: AUC {m['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
     return frames, rows, fitted
+
+
+def _lower_unresolvable_fpr(attack: Any, name: str, n_public: int) -> None:
+    """Raise ``attack.fpr`` to the smallest level its calibration records can promise."""
+    params = attack.get_params()
+    if params.get("threshold_goal") != "fpr" or not hasattr(attack, "n_calibration_records"):
+        return
+    n_cal = attack.n_calibration_records(n_public)
+    if n_cal < 1:
+        return  # the attack's own fit explains what is missing
+    lowest = smallest_resolvable_fpr(n_cal)
+    if params["fpr"] < lowest:
+        warnings.warn(
+            f"{name}: {n_cal} calibration records cannot promise fpr={params['fpr']:g}; "
+            f"its threshold aims at fpr={lowest:g}, the smallest they can",
+            FPRFallbackWarning, stacklevel=3,
+        )
+        attack.set_params(fpr=lowest)
 
 
 def _set_seed(estimator: Any, seed: int) -> None:

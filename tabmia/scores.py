@@ -118,16 +118,18 @@ def logit_confidence_from_logits(logits: np.ndarray, y: np.ndarray) -> np.ndarra
 def logit_confidence(proba: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Logit-scaled confidence ``log p_y - log(sum_{y' != y} p_y')`` from probabilities.
 
-    The other classes' mass is summed column by column rather than taken as
-    ``1 - p_y``, so confident predictions keep their resolution as long as the
-    model's own probabilities do. Prefer :func:`logit_confidence_from_logits` when
+    The other classes' mass is the sum of their columns (the true column masked out),
+    never ``1 - p_y`` or ``sum(p) - p_y``, so confident predictions keep their
+    resolution as long as the model's own probabilities do. Prefer :func:`logit_confidence_from_logits` when
     logits are available.
     """
     proba, y = _check(proba, y)
     p_y = _true_class(proba, y)
-    rest = proba.sum(axis=1) - p_y
-    # when the other classes' mass underflows the subtraction, fall back to 1 - p_y
-    rest = np.where(rest > 0, rest, 1.0 - p_y)
+    # sum the other columns directly: ``proba.sum(axis=1) - p_y`` cancels like
+    # ``1 - p_y`` and loses every digit of a confident prediction's small mass
+    others = proba.copy()
+    others[np.arange(others.shape[0]), y] = 0.0
+    rest = others.sum(axis=1)
     return np.log(np.clip(p_y, _TINY, None)) - np.log(np.clip(rest, _TINY, None))
 
 

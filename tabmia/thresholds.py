@@ -31,7 +31,14 @@ import numpy as np
 
 from tabmia.metrics import UnresolvableFPRError
 
-__all__ = ["GOALS", "threshold_at_fpr", "select_threshold", "ClassConditionalRanks"]
+__all__ = [
+    "GOALS",
+    "threshold_at_fpr",
+    "smallest_resolvable_fpr",
+    "conformal_fpr_band",
+    "select_threshold",
+    "ClassConditionalRanks",
+]
 
 #: Goals accepted by :func:`select_threshold`.
 GOALS: tuple[str, ...] = ("fpr", "max_ppv", "max_advantage")
@@ -78,6 +85,81 @@ def threshold_at_fpr(nonmember_scores: Any, fpr: float) -> float:
             "threshold); give the attack more public records or ask for a larger fpr"
         )
     return float(np.nextafter(s[j - 1], np.inf))
+
+
+def conformal_fpr_band(
+    n_calibration: int, fpr: float, n_fresh: int, level: float = 0.95
+) -> tuple[float, float]:
+    """Range the FPR of a split-conformal threshold may take on fresh non-members.
+
+    With ``n`` exchangeable calibration scores and ``k = ceil((n + 1)(1 - fpr))``,
+    the share of fresh non-members a :func:`threshold_at_fpr` threshold flags is
+    ``Beta(n + 1 - k, k)`` distributed (continuous scores), and the number flagged
+    among ``n_fresh`` of them is beta-binomial. The band is that distribution's
+    central ``level`` interval, divided by ``n_fresh``: a delivered FPR above it
+    means the calibration scores were not exchangeable with the fresh ones. Scores
+    with ties (discrete scores) can only deliver less, possibly below the band.
+
+    Parameters
+    ----------
+    n_calibration : int
+        Number of calibration (non-member) scores the threshold was chosen from.
+    fpr : float
+        The promised FPR, in (0, 1).
+    n_fresh : int
+        Number of fresh non-members the FPR is measured on.
+    level : float, default=0.95
+        Probability the band holds (use a Bonferroni level for many cells).
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Bounds of the delivered FPR, inclusive.
+    """
+    from scipy.stats import betabinom
+
+    if n_calibration < 1 or n_fresh < 1:
+        raise ValueError(
+            f"n_calibration and n_fresh must be >= 1, got {n_calibration} and {n_fresh}"
+        )
+    if not 0.0 < fpr < 1.0 or not 0.0 < level < 1.0:
+        raise ValueError(f"fpr and level must be in (0, 1), got {fpr} and {level}")
+    k = math.ceil((n_calibration + 1) * (1.0 - fpr) - 1e-9)
+    if k > n_calibration:
+        raise UnresolvableFPRError(
+            f"fpr={fpr:g} cannot be promised from {n_calibration} calibration scores"
+        )
+    dist = betabinom(n_fresh, n_calibration + 1 - k, k)
+    tail = (1.0 - level) / 2.0
+    return float(dist.ppf(tail) / n_fresh), float(dist.ppf(1.0 - tail) / n_fresh)
+
+
+def smallest_resolvable_fpr(n_nonmembers: int, *, grid: float = 0.001) -> float:
+    """Smallest FPR on a ``grid`` that :func:`threshold_at_fpr` can promise.
+
+    Parameters
+    ----------
+    n_nonmembers : int
+        Number of non-member calibration scores.
+    grid : float, default=0.001
+        The FPR is rounded up to a multiple of ``grid`` (a readable level).
+
+    Returns
+    -------
+    float
+        ``1 / (n_nonmembers + 1)`` rounded up to the grid.
+
+    Examples
+    --------
+    >>> smallest_resolvable_fpr(71)
+    0.014
+    >>> smallest_resolvable_fpr(10_000)
+    0.001
+    """
+    if n_nonmembers < 1:
+        raise ValueError(f"n_nonmembers must be >= 1, got {n_nonmembers}")
+    steps = math.ceil(round(1.0 / ((n_nonmembers + 1) * grid), 9))
+    return round(steps * grid, 12)
 
 
 def _rates_by_threshold(

@@ -75,14 +75,23 @@ def test_score_is_target_minus_mean_of_out_references(games):
     ref = np.mean([log_p(m, X_new, y_new) for m in a.reference_models_], axis=0)
     expected = log_p(g["target"], X_new, y_new) - ref
     assert np.allclose(a.decision_function(X_new, y_new), expected)
-    # a public record: only the references that did not train on it
-    X, y, rows = g["X"], g["y"], g["pub"][:40]
+    # a public record that trained references: only those that did not train on it
+    X, y = g["X"], g["y"]
+    pool = g["pub"][np.setdiff1d(np.arange(g["pub"].size), a.calibration_index_)]
+    rows = pool[:40]
     own = np.array([log_p(m, X[rows], y[rows]) for m in a.reference_models_])
     out = ~a.in_masks_[:, :40]
     expected = log_p(g["target"], X[rows], y[rows]) - (own * out).sum(0) / out.sum(0)
     assert np.allclose(a.decision_function(X[rows], y[rows]), expected)
-    assert np.allclose(a.calibration_scores_[:40], expected)
-    assert a.reference_scores_.shape == (4, g["pub"].size)
+    assert a.reference_scores_.shape == (4, pool.size)
+    # the held-out public records calibrate the threshold, scored like fresh records
+    held = g["pub"][a.calibration_index_]
+    assert a.calibration_index_.size == g["pub"].size // 2
+    assert np.allclose(a.calibration_scores_, a.decision_function(X[held], y[held]))
+    ref = np.mean([log_p(m, X[held], y[held]) for m in a.reference_models_], axis=0)
+    # (the references' scores are stored as float32)
+    assert np.allclose(a.calibration_scores_, log_p(g["target"], X[held], y[held]) - ref,
+                       atol=1e-6)
 
 
 def test_chance_level_when_the_target_never_saw_the_candidates():

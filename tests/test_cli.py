@@ -156,3 +156,21 @@ def test_default_attacks_add_lira_and_rmia_only_where_shadows_can_be_trained(own
                      "--label", "diagnosis", "--out", str(d / "own"), "--quiet"]) == 0
     own = {m["attack"] for m in json.loads((d / "own" / "results.json").read_text())["metrics"]}
     assert own == score
+
+
+def test_default_fpr_falls_back_with_a_note_but_an_asked_fpr_is_refused(tmp_path, capsys):
+    # breast cancer: 142 public records, RMIA holds half out: 71 cannot promise 1%
+    out = tmp_path / "out"
+    code = main(["audit", "--attacks", "loss,rmia", "--n-references", "2", "--quiet",
+                 "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "tabmia: note: rmia: 71 calibration records cannot promise fpr=0.01" in err
+    rows = {r["attack"]: r for r in json.loads((out / "results.json").read_text())["metrics"]}
+    assert rows["rmia"]["fpr_target"] == 0.014 and rows["rmia"]["fpr_requested"] == 0.01
+    assert rows["loss"]["fpr_target"] == 0.01  # 142 public scores resolve 1%
+    code = main(["audit", "--attacks", "rmia", "--n-references", "2", "--fpr", "0.01",
+                 "--quiet", "--out", str(tmp_path / "asked")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "cannot be promised from 71" in err[0]
+    assert not (tmp_path / "asked").exists()

@@ -48,3 +48,25 @@ def test_experiment_rejects_bad_config():
         MembershipExperiment(RandomForestClassifier(), {}).run(X, y)
     with pytest.raises(ValueError, match="labels"):
         MembershipExperiment(RandomForestClassifier(), {"l": LossAttack()}).run(X, y[:-1])
+
+
+def test_fpr_fallback_aims_at_the_smallest_promisable_fpr_and_says_so():
+    from sklearn.linear_model import LogisticRegression
+
+    from tabmia.attacks import RMIAAttack
+    from tabmia.exceptions import FPRFallbackWarning
+    from tabmia.metrics import UnresolvableFPRError
+
+    X, y = make_classification(n_samples=600, n_features=6, random_state=0)
+    # 150 public records, half held out: 75 calibration scores cannot promise 1%
+    attacks = {"rmia": RMIAAttack(n_reference=2, fpr=0.01), "loss": LossAttack(fpr=0.01)}
+    exp = MembershipExperiment(LogisticRegression(), attacks, random_state=0)
+    with pytest.raises(UnresolvableFPRError):
+        exp.run(X, y)
+    exp.fpr_fallback = True
+    with pytest.warns(FPRFallbackWarning, match="rmia: 75 calibration records"):
+        res = exp.run(X, y)
+    rows = res.metrics.set_index("attack")
+    assert rows.loc["rmia", "fpr_requested"] == 0.01
+    assert rows.loc["rmia", "fpr_target"] == 0.014  # ceil(1000 / 76) / 1000
+    assert rows.loc["loss", "fpr_target"] == 0.01  # 150 public scores resolve 1%

@@ -57,7 +57,7 @@ def results(games) -> list[dict]:
         off = LiRAAttack(g["target"], n_shadow=8, random_state=g["seed"]).fit(X[pub], y[pub])
         pool = np.r_[pub[:N], cand]
         on = LiRAAttack(g["target"], n_shadow=8, online=True, random_state=g["seed"])
-        on.fit(X[pool], y[pool])
+        on.fit(X[pool], y[pool], known_nonmembers=np.arange(pool.size) < N)
         out.append({
             "loss": loss.decision_function(X[cand], y[cand]),
             "offline": off.decision_function(X[cand], y[cand]),
@@ -149,7 +149,7 @@ def test_offline_scores_do_not_tie_at_the_top(games, results):
 
 
 def test_thresholds_keep_their_fpr_on_fresh_non_members(games, results):
-    # offline: calibrated on public records; online: leave-one-shadow-out null
+    # offline: calibrated on held-out public records; online: the pool's public records
     for scores, attack in (("offline", "off_attack"), ("online", "on_attack")):
         fprs = [np.mean(r[scores][~g["member"]] >= r[attack].threshold_)
                 for g, r in zip(games, results)]
@@ -184,7 +184,8 @@ def test_chance_level_when_the_target_never_saw_the_candidates():
         for online in (False, True):
             a = LiRAAttack(target, n_shadow=6, online=online, random_state=seed)
             pool = np.r_[pub, cand] if online else pub
-            a.fit(X[pool], y[pool])
+            known = {"known_nonmembers": np.arange(pool.size) < pub.size} if online else {}
+            a.fit(X[pool], y[pool], **known)
             aucs.append(auc(lab, a.decision_function(X[cand], y[cand])))
     assert abs(np.mean(aucs) - 0.5) < 0.05, aucs
     assert max(abs(a - 0.5) for a in aucs) < 0.08, aucs
@@ -203,7 +204,8 @@ def test_online_records_outside_the_pool_warn_and_stay_finite(games, results):
 def test_pool_records_use_only_their_out_shadows(games, results):
     g, a = games[0], results[0]["off_attack"]
     X, y, pub = g["X"], g["y"], g["pub"]
-    rows = pub[:20]
+    pool = pub[np.setdiff1d(np.arange(pub.size), a.calibration_index_)]
+    rows = pool[:20]
     s = a.decision_function(X[rows], y[rows])
     # the same number by hand: OUT shadows of each public record, global variance
     stats = np.clip(a.population_.statistics_[:, :20].astype(np.float64),
@@ -215,7 +217,10 @@ def test_pool_records_use_only_their_out_shadows(games, results):
         v = stats[out[:, i], i]
         sd = np.sqrt(a.global_var_out_ * (1 + 1 / v.size))
         assert s[i] == pytest.approx(-norm.logsf(t[i], v.mean(), sd), rel=1e-6, abs=1e-9)
-    assert np.allclose(a.calibration_scores_[:20], s)
+    # the held-out public records calibrate: scored with every shadow, like fresh ones
+    held = pub[a.calibration_index_]
+    assert held.size == pub.size // 2 and not np.isin(held, pool).any()
+    assert np.allclose(a.calibration_scores_, a.decision_function(X[held], y[held]))
 
 
 def test_cache_dir_reloads_the_shadows(tmp_path):

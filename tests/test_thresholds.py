@@ -67,3 +67,18 @@ def test_class_conditional_ranks_give_per_class_fpr():
     t = threshold_at_fpr(ranks.transform(s[:3000], y[:3000]), 0.05)
     for c in range(3):
         assert (r[y[3000:] == c] >= t).mean() == pytest.approx(0.05, abs=0.025)
+
+
+def test_smallest_resolvable_fpr_is_the_first_level_threshold_at_fpr_accepts():
+    from tabmia.metrics import UnresolvableFPRError
+    from tabmia.thresholds import smallest_resolvable_fpr, threshold_at_fpr
+
+    scores = np.arange(71, dtype=float)
+    lowest = smallest_resolvable_fpr(71)
+    assert lowest == 0.014
+    threshold_at_fpr(scores, lowest)  # resolvable
+    with pytest.raises(UnresolvableFPRError):
+        threshold_at_fpr(scores, lowest - 0.001)
+    assert smallest_resolvable_fpr(99) == 0.01 and smallest_resolvable_fpr(100_000) == 0.001
+    with pytest.raises(ValueError):
+        smallest_resolvable_fpr(0)

@@ -69,6 +69,11 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     calibration_scores_ : ndarray
         Non-member scores ``threshold_`` was chosen from (the public records, or the
         proxy's non-members).
+    calibration_index_ : ndarray of int
+        Attacks with shadow or reference models (``calibration_share``), with
+        ``threshold_goal="fpr"``: the rows of ``fit``'s ``X`` held out of every
+        shadow / reference model and scored like fresh candidates to calibrate
+        ``threshold_``; the other rows train the models. Empty otherwise.
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
@@ -82,6 +87,11 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
 
     #: Whether ``fit`` expects a pool that contains the candidate records (LiRA online).
     _fit_includes_candidates: bool = False
+
+    #: Whether the score of a public record differs from that of a fresh record (it
+    #: trained some shadow / reference models), so that ``threshold_goal="fpr"`` must
+    #: hold out ``calibration_share`` of the public records from those models.
+    _holds_out_calibration: bool = False
 
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
@@ -121,6 +131,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self._fit_scorer(X, y)
         self.threshold_ = self._choose_threshold(X, np.asarray(y), self._y_public)
         del self._y_public
+        self._calibration_records = None  # no copy of public records in the fitted attack
         return self
 
     def decision_function(self, X: Any, y: Any = None) -> np.ndarray:
@@ -170,8 +181,37 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self.n_public_ = n_rows(X)
         # online attacks are fitted on the candidates on purpose
         self._public_keys = None if self._fit_includes_candidates else record_hashes(X, y_idx)
-        self._fit(X, y_idx)
+        self.calibration_index_ = np.empty(0, dtype=np.int64)
+        self._calibration_records = None
+        share = float(getattr(self, "calibration_share", 0.0) or 0.0)
+        if self._holds_out_calibration and self.threshold_goal == "fpr" and share > 0:
+            fit_rows, cal_rows = _split_calibration(self.n_public_, share, self._draw_seed())
+            self.calibration_index_ = cal_rows
+            self._calibration_records = (take_rows(X, cal_rows), y_idx[cal_rows])
+            self._fit(take_rows(X, fit_rows), y_idx[fit_rows])
+        else:
+            self._fit(X, y_idx)
         self._y_public = y_idx
+
+    def n_calibration_records(self, n_public: int) -> int:
+        """Number of non-member scores the ``threshold_goal="fpr"`` threshold is set from.
+
+        Parameters
+        ----------
+        n_public : int
+            Public records given to ``fit`` (online LiRA: the pool's known non-members).
+
+        Returns
+        -------
+        int
+            ``calibration_share`` of them for attacks that hold calibration records out
+            of their shadow / reference models, else all of them. The smallest FPR the
+            threshold can promise is ``1 / (n + 1)``.
+        """
+        share = float(getattr(self, "calibration_share", 0.0) or 0.0)
+        if self._holds_out_calibration and share > 0:
+            return int(round(n_public * share))
+        return int(n_public)
 
     def _make_target(self) -> TargetModel:
         if self.target is None:
@@ -237,7 +277,19 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
 
     def _choose_threshold(self, X: Any, y_raw: np.ndarray, y_idx: np.ndarray) -> float:
         if self.threshold_goal == "fpr":
-            neg = np.asarray(self._nonmember_calibration_scores(X, y_idx), dtype=np.float64)
+            if self._calibration_records is not None:
+                # held out of every shadow / reference model: scored exactly like a
+                # fresh candidate, hence exchangeable with a fresh non-member's score
+                neg = self._score(*self._calibration_records)
+            elif self._holds_out_calibration:
+                raise ValueError(
+                    f"{type(self).__name__}: threshold_goal='fpr' needs calibration_share "
+                    "> 0: public records that trained some shadow / reference models are "
+                    "not scored like a fresh non-member, so they cannot calibrate an FPR"
+                )
+            else:
+                neg = self._nonmember_calibration_scores(X, y_idx)
+            neg = np.asarray(neg, dtype=np.float64)
             if not np.all(np.isfinite(neg)):
                 raise ValueError(
                     f"{type(self).__name__} produced NaN or infinite scores on the public records"
@@ -285,9 +337,25 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         proxy = recipe.fit(take_rows(X, train_idx), y[train_idx])
         proxy_attack = clone(self)
         proxy_attack.set_params(target=proxy, threshold_goal="fpr")
+        if "calibration_share" in proxy_attack.get_params(deep=False):
+            # the proxy copy chooses no threshold: nothing to hold out
+            proxy_attack.set_params(calibration_share=0.0)
         proxy_attack._fit_scorer(take_rows(X, fit_idx), y[fit_idx])
         del proxy_attack._y_public
         neg = proxy_attack._scores(take_rows(X, out_idx), y[out_idx])
         pos = proxy_attack._scores(take_rows(X, in_idx), y[in_idx])
         self.proxy_ = proxy
         return neg, pos
+
+
+def _split_calibration(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (model-training rows, held-out calibration rows) of ``n`` public records."""
+    n_cal = int(round(n * share))
+    if n_cal < 1 or n_cal > n - 2:
+        raise ValueError(
+            f"calibration_share={share:g} of {n} public records leaves {n_cal} records to "
+            f"calibrate the threshold and {n - n_cal} to train the shadow / reference "
+            "models; both need records (give the attack more public records)"
+        )
+    perm = np.random.RandomState(seed).permutation(n)
+    return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])

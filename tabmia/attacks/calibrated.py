@@ -72,9 +72,12 @@ class CalibratedAttack(BaseMembershipAttack):
       returning logits) with :class:`~tabmia.shadow.TorchMLPClassifier` references.
 
     ``fit(X, y)`` trains the references on random halves of the public records, so
-    every public record is OUT for about half of them: its calibrated score (used to
-    choose ``threshold_``) averages only those. A candidate outside the public data
-    is OUT for all of them.
+    every public record is OUT for about half of them and its calibrated score
+    averages only those; a candidate outside the public data is OUT for all of them.
+    With ``threshold_goal="fpr"``, ``calibration_share`` of the public records train
+    no reference: they are scored like fresh candidates and calibrate ``threshold_``
+    (a reference model's own public records, calibrated by half the references, are
+    not exchangeable with a fresh record).
 
     Parameters
     ----------
@@ -107,6 +110,14 @@ class CalibratedAttack(BaseMembershipAttack):
         a true-class probability of exactly 0, half of its smallest positive one
         (``1/(2T)``: the Haldane-Anscombe correction); otherwise 1e-300. None:
         1e-300.
+    calibration_share : float in [0, 1), default=0.5
+        With ``threshold_goal="fpr"``, this share of the public records is held out
+        of every reference model and calibrates ``threshold_``: they are scored with all the
+        models, exactly like a fresh candidate, so their scores are exchangeable with a
+        fresh non-member's and the split-conformal FPR promise holds. The other
+        records train the models. (A public record that trained some of the models is
+        scored with only the others, and is not exchangeable with a fresh record.)
+        Not used by the other goals; ``0`` with ``threshold_goal="fpr"`` raises.
     n_jobs : int, default=None
         Parallel jobs for training reference models (joblib).
     cache_dir : str or path, default=None
@@ -169,6 +180,7 @@ class CalibratedAttack(BaseMembershipAttack):
         "forgetting_epochs": [Interval(Integral, 0, None, closed="left")],
         "forgetting_lr": [None, Interval(Real, 0, None, closed="neither")],
         "proba_floor": [None, StrOptions({"auto"}), Interval(Real, 0, 1, closed="neither")],
+        "calibration_share": [Interval(Real, 0, 1, closed="left")],
         "n_jobs": [Integral, None],
         "cache_dir": [str, os.PathLike, None],
         "verbose": ["verbose"],
@@ -185,6 +197,7 @@ class CalibratedAttack(BaseMembershipAttack):
         forgetting_epochs: int = 10,
         forgetting_lr: float | None = None,
         proba_floor: Any = "auto",
+        calibration_share: float = 0.5,
         n_jobs: int | None = None,
         cache_dir: Any = None,
         verbose: bool = False,
@@ -202,6 +215,7 @@ class CalibratedAttack(BaseMembershipAttack):
         self.forgetting_epochs = forgetting_epochs
         self.forgetting_lr = forgetting_lr
         self.proba_floor = proba_floor
+        self.calibration_share = calibration_share
         self.n_jobs = n_jobs
         self.cache_dir = cache_dir
         self.verbose = verbose
@@ -210,6 +224,8 @@ class CalibratedAttack(BaseMembershipAttack):
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
+
+    _holds_out_calibration = True
 
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
@@ -234,7 +250,6 @@ class CalibratedAttack(BaseMembershipAttack):
         self._out_count, self._out_mean = c, mean
         if not (c > 0).any():
             raise ValueError("no public record has an OUT reference model; use n_reference >= 2")
-        self._pool_target_scores = self._target_scores(X, y)
 
     def _resolve_floor(self, X: Any, y: np.ndarray) -> float:
         if self.proba_floor is None or self.score == "gradient_norm":
@@ -382,11 +397,6 @@ class CalibratedAttack(BaseMembershipAttack):
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "reference_scores_")
         return self._target_scores(X, y) - self._reference_mean(X, y)
-
-    def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        # public records, each calibrated by the references that did not train on it
-        ok = self._out_count > 0
-        return self._pool_target_scores[ok] - self._out_mean[ok]
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:

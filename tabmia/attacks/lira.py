@@ -44,8 +44,6 @@ __all__ = ["LiRAAttack"]
 VARIANCE_FLOOR_SHARE = 0.1
 #: Absolute floor on every variance (a population whose scores are all equal).
 VARIANCE_FLOOR_ABS = 1e-8
-#: Most leave-one-shadow-out null scores kept for the online threshold.
-_MAX_CALIBRATION_SCORES = 2_000_000
 #: ``proba_clip="auto"`` tries ``delta/2 * 2**j`` up to this clip (``delta``: the
 #: target's probability resolution).
 CLIP_GRID_MAX = 0.25
@@ -66,12 +64,14 @@ class LiRAAttack(BaseMembershipAttack):
     the shadows' scores on that record.
 
     - **Offline** (``online=False``, Eq. 4): ``fit`` gets the attacker's public
-      records only. A candidate that is not among them is OUT for every shadow; a
+      records only (with ``threshold_goal="fpr"``, ``calibration_share`` of them are
+      held out of the shadows). A candidate outside the pool is OUT for every shadow; a
       candidate that is (or duplicates one) uses only the shadows that were OUT for
       it. Score: ``-log Pr[Z >= t]``, ``Z ~ N(mu_out, sigma_out^2)``.
     - **Online** (``online=True``, Alg. 1): ``fit`` gets a pool that contains the
       candidates (public records plus candidates; the experiment harness does this
-      because ``_fit_includes_candidates`` is True), so each candidate is IN for some
+      because ``_fit_includes_candidates`` is True, and tells it which pool records
+      are the public ones, ``known_nonmembers``), so each candidate is IN for some
       shadows and OUT for the others. Score: ``log N(t; mu_in, sigma_in^2) -
       log N(t; mu_out, sigma_out^2)``. A candidate that was not in the pool has no
       IN shadows: it is scored with ``mu_in = mu_out + shift_``, the mean IN-OUT gap
@@ -127,6 +127,14 @@ class LiRAAttack(BaseMembershipAttack):
         is IN for). Choose it so that ``pkeep * len(pool)`` is close to the size of
         the target's training set (e.g. 0.25 for a pool of public records plus
         candidates that is four times that size).
+    calibration_share : float in [0, 1), default=0.5
+        With ``threshold_goal="fpr"``, this share of the public records is held out
+        of every shadow model and calibrates ``threshold_``: they are scored with all the
+        models, exactly like a fresh candidate, so their scores are exchangeable with a
+        fresh non-member's and the split-conformal FPR promise holds. The other
+        records train the models. (A public record that trained some of the models is
+        scored with only the others, and is not exchangeable with a fresh record.)
+        Not used by the other goals; ``0`` with ``threshold_goal="fpr"`` raises.
     n_jobs : int, default=None
         Parallel jobs for training shadows (joblib).
     cache_dir : str or path, default=None
@@ -171,23 +179,26 @@ class LiRAAttack(BaseMembershipAttack):
     threshold_ : float
         Decision threshold on ``decision_function``.
     calibration_scores_ : ndarray
-        Null scores ``threshold_`` was chosen from. Offline: the public records, each
-        scored with only the shadows that were OUT for it. Online: every shadow in
-        turn plays the target; its OUT pool records are scored against the other
-        shadows (leave-one-shadow-out), because the pool mixes members and
-        non-members of the real target.
+        Null scores ``threshold_`` was chosen from. Offline: the held-out public
+        records (``calibration_index_``), scored with every shadow like a fresh
+        candidate. Online: the pool's known non-members (``known_nonmembers``).
 
     Notes
     -----
-    The FPR an offline threshold promises is checked on the attacker's public
-    records, which are non-members of the target (split-conformal). The online
-    threshold rests on the shadows standing in for the target: when the target is
-    trained differently (more records, another recipe) its non-members' scores can
-    run higher than the shadows' null, and the delivered FPR with them (seen: 1.8%
-    at a promised 1% on eye_movements with 16 CatBoost shadows trained on 75% of the
-    target's training-set size; 1.05-1.45% on Adult). Match ``pkeep * len(pool)``
-    to the target's training-set size, or use the offline attack where the FPR
-    must hold.
+    ``threshold_goal="fpr"`` promises the FPR on fresh non-members through
+    split-conformal calibration, which needs calibration scores exchangeable with a
+    fresh non-member's. Offline, the public records that trained shadows are scored
+    with only the shadows that were OUT for them, a fresh candidate with all of them;
+    the two are not exchangeable (when the target's non-member scores spread more
+    than the shadows' do, the threshold ran low and the FPR high), so
+    ``calibration_share`` of the public records train no shadow and calibrate
+    instead. Online, the promise covers candidates that were in the pool ``fit``
+    received, and ``fit`` must be told which pool records are known non-members
+    (``known_nonmembers``): they are IN and OUT for the shadows exactly like a
+    non-member candidate. Without it, ``threshold_goal="fpr"`` raises: a null
+    simulated by letting shadows play the target ran below the real target's
+    non-members whenever the target was trained differently from the shadows.
+    Candidates outside the pool (scored with ``shift_``) are not covered.
 
     The global variance (Sec. VI-B) is the pooled within-record variance
     ``sum_i sum_k (s_ki - mu_i)^2 / sum_i (k_i - 1)`` over pool records: the spread of
@@ -197,8 +208,8 @@ class LiRAAttack(BaseMembershipAttack):
     Each Gaussian is the predictive distribution of a new draw given ``k`` shadow
     scores: variance ``sigma^2 (1 + 1/k)``. This keeps scores comparable between
     records with different numbers of OUT shadows (a candidate outside the pool has
-    all ``n_shadow``, a public record about half), so a threshold calibrated on
-    public records carries over to candidates.
+    all ``n_shadow``, a pool record about half), as long as the target behaves like
+    one more shadow; the FPR promise does not rest on it (see above).
 
     Records are matched to pool rows by the content of their features and label, so
     a candidate that duplicates a pool record is treated as that record (it was IN
@@ -236,6 +247,7 @@ class LiRAAttack(BaseMembershipAttack):
         "variance": [StrOptions({"auto", "global", "per_example"})],
         "proba_clip": [None, StrOptions({"auto"}), Interval(Real, 0, 0.5, closed="left")],
         "pkeep": [Interval(Real, 0, 1, closed="neither")],
+        "calibration_share": [Interval(Real, 0, 1, closed="left")],
         "n_jobs": [Integral, None],
         "cache_dir": [str, os.PathLike, None],
         "verbose": ["verbose"],
@@ -252,6 +264,7 @@ class LiRAAttack(BaseMembershipAttack):
         variance: str = "auto",
         proba_clip: Any = "auto",
         pkeep: float = 0.5,
+        calibration_share: float = 0.5,
         n_jobs: int | None = None,
         cache_dir: Any = None,
         verbose: bool = False,
@@ -269,6 +282,7 @@ class LiRAAttack(BaseMembershipAttack):
         self.variance = variance
         self.proba_clip = proba_clip
         self.pkeep = pkeep
+        self.calibration_share = calibration_share
         self.n_jobs = n_jobs
         self.cache_dir = cache_dir
         self.verbose = verbose
@@ -282,6 +296,52 @@ class LiRAAttack(BaseMembershipAttack):
     def _fit_includes_candidates(self) -> bool:  # type: ignore[override]
         """Online LiRA trains its shadows on a pool that contains the candidates."""
         return bool(self.online)
+
+    @property
+    def _holds_out_calibration(self) -> bool:  # type: ignore[override]
+        """Offline: a public record is scored with its OUT shadows only, a fresh one
+        with all of them; online calibrates on known non-members inside the pool."""
+        return not self.online
+
+    def fit(self, X: Any, y: Any, known_nonmembers: Any = None) -> LiRAAttack:
+        """Train the shadows on ``(X, y)`` and choose ``threshold_``.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n, d)
+            Offline: the attacker's public records. Online: the pool, public records
+            plus the candidates to be scored.
+        y : array-like of shape (n,)
+            Their labels.
+        known_nonmembers : array-like of bool of shape (n,), default=None
+            Online only: which pool rows are known non-members of the target (the
+            attacker's public records). With ``threshold_goal="fpr"`` the online
+            attack requires it: those rows, IN for some shadows and OUT for the
+            others exactly like a candidate in the pool, calibrate ``threshold_``.
+            The experiment harness passes it.
+
+        Returns
+        -------
+        self
+        """
+        self._known_nonmembers = None
+        if known_nonmembers is not None:
+            mask = np.asarray(known_nonmembers)
+            if mask.dtype != bool or mask.shape != (np.shape(y)[0],):
+                raise ValueError(
+                    "known_nonmembers must be a boolean mask with one entry per record of "
+                    f"X ({np.shape(y)[0]}), got dtype {mask.dtype} and shape {mask.shape}"
+                )
+            if not self.online:
+                raise ValueError(
+                    "known_nonmembers is for the online attack; offline, every record "
+                    "fit() receives is a known non-member"
+                )
+            self._known_nonmembers = mask
+        try:
+            return super().fit(X, y)
+        finally:
+            self._known_nonmembers = None
 
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
@@ -389,7 +449,9 @@ class LiRAAttack(BaseMembershipAttack):
             s, member, valid = self._loo_scores(k)
             m, sc = member[valid], s[valid]
             n_neg = int((~m).sum())
-            if m.all() or n_neg == 0:
+            # a shadow that leaves no valid member (online, each record IN for one
+            # shadow only) or non-member cannot play the target
+            if not m.any() or n_neg == 0:
                 continue
             for alpha in (self.fpr, self.fpr / 10.0):
                 tprs.append(_tpr_at(m, sc, min(max(alpha, 5.0 / n_neg), 1.0)))
@@ -508,29 +570,19 @@ class LiRAAttack(BaseMembershipAttack):
 
     # ---------------------------------------------------------------- threshold
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        if not self.online:
-            # the public records are the pool: each scored with only its OUT shadows
-            m = self._moments
-            var_out = self._record_var(m["ssd_out"], m["c_out"], self.global_var_out_)
-            return offline_score(self._t_pool, m["mu_out"], var_out, m["c_out"])
-        return self._loo_null_scores()
-
-    def _loo_null_scores(self) -> np.ndarray:
-        """Online null: each shadow in turn is the target, scored on its OUT records."""
-        n_models = self._stats.shape[0]
-        rng = np.random.RandomState(self._draw_seed())
-        per_model = max(1, _MAX_CALIBRATION_SCORES // n_models)
-        out: list[np.ndarray] = []
-        for k in range(n_models):  # a loop over shadows, vectorised over records
-            s, member, valid = self._loo_scores(k)
-            rows = np.flatnonzero(valid & ~member)
-            if rows.size > per_model:
-                rows = rng.choice(rows, per_model, replace=False)
-            out.append(s[rows])
-        scores = np.concatenate(out) if out else np.empty(0)
-        if scores.size == 0:
-            raise ValueError("no pool record can serve as a simulated non-member: use more shadows")
-        return scores
+        # offline attacks calibrate on held-out records (``calibration_share``)
+        mask = getattr(self, "_known_nonmembers", None)
+        if mask is None or not mask.any():
+            raise ValueError(
+                "online LiRA promises an FPR (threshold_goal='fpr') only when fit() is told "
+                "which pool records are known non-members of the target: pass "
+                "known_nonmembers= (a boolean mask of the pool, True for the attacker's "
+                "public records), or use the offline attack or another threshold_goal"
+            )
+        # known non-members in the pool are IN / OUT for the shadows exactly like a
+        # non-member candidate in the pool: their online scores are exchangeable
+        rows = np.flatnonzero(mask)
+        return self._score(take_rows(X, rows), y[rows])
 
 
 # ============================================================== shared helpers

@@ -20,7 +20,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._estimators import clone_recipe, recipe_of
 from tabmia.attacks.base import BaseMembershipAttack
-from tabmia.metrics import UnresolvableFPRError
 from tabmia.perturb import TabularNoise
 from tabmia.scores import logit_confidence, logit_confidence_from_logits
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
@@ -247,7 +246,9 @@ class MerlinAttack(_PerturbationAttack):
     Notes
     -----
     The ratio takes only ``T + 1`` values (``2T + 1`` with ``ties="half"``), so many
-    records tie and the FPR at ``threshold_`` is at most, often well below, ``fpr``.
+    records tie and the FPR at ``threshold_`` is at most, often well below, ``fpr``:
+    split-conformal calibration bounds it from above only, so it can fall below the
+    band :func:`tabmia.thresholds.conformal_fpr_band` gives for continuous scores.
     Losses are compared as ``log p_y - log sum_{j != y} p_j`` (strictly monotone in
     the loss) so that confident predictions, whose ``-log p_y`` rounds to 0 in float64,
     do not all tie. The ``T`` perturbations are drawn once in ``fit`` and shared by all
@@ -433,12 +434,16 @@ class MorganAttack(_PerturbationAttack):
     n_thresholds : int, default=50
         Quantiles of the proxy's losses tried for ``phi_L`` and ``phi_U`` (plus 0 and
         +inf, i.e. no bound).
-    threshold_goal : {"max_ppv", "max_advantage", "fpr"}, default="max_ppv"
-        What the three thresholds optimise on the proxy. ``"fpr"`` maximises the
-        proxy's TPR subject to its FPR <= ``fpr`` (an FPR on the proxy, not a
-        calibrated promise on the target).
+    threshold_goal : {"max_ppv", "max_advantage"}, default="max_ppv"
+        What the three thresholds optimise on the proxy. ``"fpr"`` raises a
+        ``ValueError``: Morgan cannot promise an FPR on the target's fresh
+        non-members. Its thresholds are chosen on the proxy's simulated members and
+        non-members, and the proxy's loss window and ratio do not transfer to the
+        target's scores (a rule with FPR <= ``fpr`` on the proxy delivered well above
+        ``fpr`` on the target). Use :class:`MerlinAttack` (or any other attack) for
+        an FPR promise.
     fpr : float, default=0.01
-        FPR bound for ``threshold_goal="fpr"``.
+        Unused (kept for the common interface).
     prior : float, default=1.0
         Non-members per member (``gamma``) in the PPV.
     proxy_estimator : estimator, default=None
@@ -534,6 +539,13 @@ class MorganAttack(_PerturbationAttack):
             raise ValueError(
                 f"MorganAttack needs public records to train a proxy model; got only {n}"
             )
+        if self.threshold_goal == "fpr":
+            raise ValueError(
+                "MorganAttack cannot promise an FPR (threshold_goal='fpr'): its three "
+                "thresholds are chosen on a proxy model and its proxy FPR does not carry "
+                "over to the target's non-members; use threshold_goal='max_ppv' or "
+                "'max_advantage', or MerlinAttack / another attack for an FPR promise"
+            )
         self._fit_noise(X)
         if self.proxy_estimator is not None:
             recipe = clone_recipe(self.proxy_estimator, name="proxy_estimator", target=self.target)
@@ -542,13 +554,6 @@ class MorganAttack(_PerturbationAttack):
         y_raw = self.target_.classes_[y]
         perm = np.random.RandomState(self._draw_seed()).permutation(n)
         in_idx, out_idx = np.sort(perm[: n // 2]), np.sort(perm[n // 2 :])
-        if self.threshold_goal == "fpr" and self.fpr * ((n - n // 2) + 1) < 1.0:
-            raise UnresolvableFPRError(
-                f"fpr={self.fpr:g} is too small for {(n - n // 2)} proxy non-member "
-                f"records (MorganAttack keeps half of the {n} public records as the proxy's "
-                f"non-members): it needs at least {int(np.ceil(1.0 / self.fpr)) - 1}; give "
-                "the attack more public records or ask for a larger fpr"
-            )
         proxy = recipe.fit(take_rows(X, in_idx), y_raw[in_idx])
         proxy_target = as_target(proxy)
         seen = np.isin(y_raw[out_idx], proxy_target.classes_)

@@ -82,7 +82,8 @@ class RMIAAttack(BaseMembershipAttack):
 
     ``fit(X, y)`` trains ``n_reference`` reference models on random halves of the
     public records (plus one more to tune ``a`` when ``a="auto"``), and draws the
-    population records ``z`` from the public records. ``decision_function(X, y)``
+    population records ``z`` from the public records (with ``threshold_goal="fpr"``,
+    from those not held out for calibration, see ``calibration_share``). ``decision_function(X, y)``
     is the share of ``z`` that each candidate dominates (``LR(x, z) >= gamma``).
 
     ``p(x)`` of a candidate averages the reference models that were OUT for it (all
@@ -116,6 +117,14 @@ class RMIAAttack(BaseMembershipAttack):
         arctan(r_x)/pi) / (2 n_z)``: ties are broken by the candidate's own ratio
         ``r_x``, which the share is already monotone in, so no two candidates swap
         order and ``floor(score * n_z)`` is still the count.
+    calibration_share : float in [0, 1), default=0.5
+        With ``threshold_goal="fpr"``, this share of the public records is held out
+        of every reference model and calibrates ``threshold_``: they are scored with all the
+        models, exactly like a fresh candidate, so their scores are exchangeable with a
+        fresh non-member's and the split-conformal FPR promise holds. The other
+        records train the models. (A public record that trained some of the models is
+        scored with only the others, and is not exchangeable with a fresh record.)
+        Not used by the other goals; ``0`` with ``threshold_goal="fpr"`` raises.
     n_jobs : int, default=None
         Parallel jobs for training reference models (joblib).
     cache_dir : str or path, default=None
@@ -155,8 +164,14 @@ class RMIAAttack(BaseMembershipAttack):
 
     Notes
     -----
-    The public records that calibrate ``threshold_`` are also the population ``z``;
-    each one's score counts itself (``LR(z, z) = 1``), which moves it by ``1/n_z``.
+    With ``threshold_goal="fpr"`` the records that calibrate ``threshold_``
+    (``calibration_share`` of the public records) train no reference model and are
+    not population records ``z``: each is scored with every reference and against
+    the same ``z`` as a fresh candidate. Calibrating on the reference models' own
+    public records instead made the threshold conservative: their ``p(x)`` averages
+    only the references that were OUT for them (about half), a noisier mean whose
+    upper tail runs above that of a fresh record's, and each counted itself among
+    the ``z``.
 
     With one shared set of ``z``, the score is a monotone function of ``r_x``: the
     pairwise comparison does not change the ranking of candidates, it gives the
@@ -189,6 +204,7 @@ class RMIAAttack(BaseMembershipAttack):
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "n_population": [None, Interval(Integral, 1, None, closed="left")],
         "tie_break": ["boolean"],
+        "calibration_share": [Interval(Real, 0, 1, closed="left")],
         "n_jobs": [Integral, None],
         "cache_dir": [str, os.PathLike, None],
         "verbose": ["verbose"],
@@ -204,6 +220,7 @@ class RMIAAttack(BaseMembershipAttack):
         gamma: float = 1.0,
         n_population: int | None = None,
         tie_break: bool = True,
+        calibration_share: float = 0.5,
         n_jobs: int | None = None,
         cache_dir: Any = None,
         verbose: bool = False,
@@ -220,6 +237,7 @@ class RMIAAttack(BaseMembershipAttack):
         self.gamma = gamma
         self.n_population = n_population
         self.tie_break = tie_break
+        self.calibration_share = calibration_share
         self.n_jobs = n_jobs
         self.cache_dir = cache_dir
         self.verbose = verbose
@@ -228,6 +246,8 @@ class RMIAAttack(BaseMembershipAttack):
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
+
+    _holds_out_calibration = True
 
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
@@ -271,7 +291,6 @@ class RMIAAttack(BaseMembershipAttack):
             ok = np.sort(rng.choice(ok, self.n_population, replace=False))
         self.population_index_ = ok
         r_pool = _log_ratio(p_target, mean, self.a_)
-        self._r_pool = r_pool
         self.population_log_ratios_ = np.sort(r_pool[ok])
 
     def _target_proba(self, X: Any, y: np.ndarray) -> np.ndarray:
@@ -334,11 +353,6 @@ class RMIAAttack(BaseMembershipAttack):
         check_is_fitted(self, "population_")
         y_idx = self._validate_records(X, y, "score_samples")
         return self._log_ratios(X, y_idx)
-
-    def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        # the public records (fit's X): each with only its OUT references
-        ok = self._out_count > 0
-        return self._decision(self._r_pool[ok], self.population_log_ratios_)
 
 
 def _log_ratio(p_theta: np.ndarray, mean_out: np.ndarray, a: float) -> np.ndarray:
