@@ -409,7 +409,7 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 def _is_tabmia_mlp(model: Any) -> bool:
     """A tabmia TorchMLPClassifier (checked by name: importing it would import torch)."""
     klass = type(model)
-    return klass.__name__ == "TorchMLPClassifier" and klass.__module__ == "tabmia.shadow.mlp"
+    return klass.__name__ == "TorchMLPClassifier" and klass.__module__ == "tabmia.shadow.torch_mlp"
 
 
 def _is_torch_module(model: Any) -> bool:

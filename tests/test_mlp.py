@@ -18,7 +18,8 @@ torch = pytest.importorskip("torch")
 from sklearn.base import clone  # noqa: E402
 
 from tabmia.shadow import TorchMLPClassifier, fit_mlps_batched, gradient_norms  # noqa: E402
-from tabmia.shadow.mlp import _init_weights, _layer_sizes  # noqa: E402
+from tabmia.shadow._stacked import init_weights as _init_weights  # noqa: E402
+from tabmia.shadow._stacked import layer_sizes as _layer_sizes  # noqa: E402
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 SMALL = dict(hidden_layer_sizes=(16, 8), epochs=5, batch_size=32, lr=0.01)

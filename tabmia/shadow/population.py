@@ -224,7 +224,8 @@ def _chunk_rows(n_classes: int) -> int:
 
 def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
     """Yield ``(slice, proba (m, C) float64, logits or None)`` in ``classes`` order."""
-    from tabmia.shadow.mlp import TorchMLPClassifier, _softmax
+    from tabmia._array import softmax
+    from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
     n = n_rows(X)
     step = _chunk_rows(classes.size)
@@ -232,7 +233,7 @@ def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
         for start in range(0, n, step):
             sl = slice(start, min(start + step, n))
             logits = model.decision_function(take_rows(X, sl)).astype(np.float64)
-            yield sl, _softmax(logits.copy()), logits
+            yield sl, softmax(logits), logits
         return
     target = TargetModel(model, batch_size=step)
     cols = _label_encoder(classes).encode_labels(target.classes_, name="the shadow's classes_")
@@ -298,7 +299,7 @@ def _train_mlp_group(
     verbose: bool,
 ) -> list[tuple[int, np.ndarray, Any]]:
     """One joblib task: train the MLPs ``ks`` as a batched network, score the pool."""
-    from tabmia.shadow.mlp import fit_mlps_batched
+    from tabmia.shadow.batched import fit_mlps_batched
 
     models = fit_mlps_batched(
         X32, y_idx, masks, seeds, params, device, classes=classes, verbose=verbose
@@ -606,7 +607,7 @@ class ShadowPopulation(BaseEstimator):
         -------
         self
         """
-        from tabmia.shadow.mlp import TorchMLPClassifier
+        from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
         if self.estimator is None:
             raise ValueError("estimator is None: pass an unfitted shadow model recipe")
@@ -674,11 +675,11 @@ class ShadowPopulation(BaseEstimator):
         self.device_ = None
         if is_mlp:
             from tabmia._device import resolve_device
-            from tabmia.shadow.mlp import _as_float32
+            from tabmia.shadow._inputs import as_float32
 
             mlp_device = self.device if str(self.device) != "auto" else recipe.device
             self.device_ = resolve_device(mlp_device)
-            X_train = _as_float32(X)
+            X_train = as_float32(X)
             tasks = self._mlp_tasks(
                 recipe, todo, seeds, masks, X_train, y_idx, classes, mlp_device
             )
@@ -727,7 +728,7 @@ class ShadowPopulation(BaseEstimator):
         """
         import joblib
 
-        from tabmia.shadow.mlp import auto_group_size
+        from tabmia.shadow.batched import auto_group_size
 
         if todo.size == 0:
             return []
