@@ -28,7 +28,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe
+from tabmia._seeding import seed_estimator
 from tabmia.scores import SCORE_NAMES, membership_score
 from tabmia.target import TargetModel, n_rows, take_rows
 
@@ -147,30 +149,6 @@ def _label_encoder(classes: np.ndarray) -> TargetModel:
     return TargetModel(_NoModel(), classes=classes)
 
 
-def _is_catboost(obj: Any) -> bool:
-    return any(k.__module__.startswith("catboost") for k in type(obj).__mro__)
-
-
-def _seed_estimator(estimator: Any, seed: int) -> None:
-    """Set every ``random_state`` / ``random_seed`` parameter (nested ones too) to ``seed``."""
-    if not hasattr(estimator, "get_params"):
-        return
-    params = estimator.get_params(deep=True)
-    updates = {
-        key: int(seed)
-        for key in params
-        if key.rsplit("__", 1)[-1] in ("random_state", "random_seed")
-    }
-    # CatBoost lists only the parameters it was given: seed those that have none
-    for key, obj in [("", estimator), *params.items()]:
-        if _is_catboost(obj) and hasattr(obj, "get_params"):
-            own = obj.get_params()
-            if "random_state" not in own and "random_seed" not in own:
-                updates[f"{key}__random_seed" if key else "random_seed"] = int(seed)
-    if updates:
-        estimator.set_params(**updates)
-
-
 def _describe(obj: Any) -> str:
     """A stable text description of an estimator's settings (no memory addresses)."""
     if hasattr(obj, "get_params") and not isinstance(obj, type):
@@ -277,7 +255,7 @@ def _train_one(
     scores must not depend on ``n_jobs``. Parallelism comes from the jobs.
     """
     model = clone(recipe)
-    _seed_estimator(model, seed)
+    seed_estimator(model, seed)
     rows = np.flatnonzero(mask)
     with threadpool_limits(limits=1, user_api="blas"):
         model.fit(take_rows(X, rows), y[rows])
@@ -613,9 +591,7 @@ class ShadowPopulation(BaseEstimator):
             raise ValueError("estimator is None: pass an unfitted shadow model recipe")
         self._validate_params()
         n = n_rows(X)
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            y_arr = y_arr.ravel()
+        y_arr = ravel_column(y)
         if y_arr.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y_arr.shape}")
         if y_arr.shape[0] != n:
@@ -796,9 +772,7 @@ class ShadowPopulation(BaseEstimator):
         """
         models = self._check_models()
         n = n_rows(X)
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            y_arr = y_arr.ravel()
+        y_arr = ravel_column(y)
         if y_arr.shape != (n,):
             raise ValueError(f"X has {n} records but y has shape {y_arr.shape}")
         y_idx = _label_encoder(self.classes_).encode_labels(y_arr, name="y")

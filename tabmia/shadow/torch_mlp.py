@@ -95,8 +95,8 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
     -----
     Inputs are converted to dense float32; sparse matrices are densified batch by
     batch at prediction time but whole at training time. Pickling stores the weights
-    on the CPU, so a model trained on a GPU loads on a CPU-only machine (it goes back
-    to the GPU when one is present).
+    on the CPU, so a model trained on a GPU loads on a CPU-only machine, with a
+    ``RuntimeWarning`` (it goes back to the GPU when one is present).
 
     Examples
     --------
@@ -419,10 +419,15 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         if device is not None or weights is not None:
             import torch
 
-            dev = torch.device(device) if device is not None else torch.device("cpu")
-            if dev.type == "cuda" and not torch.cuda.is_available():
-                dev = torch.device("cpu")
-            self.device_ = dev
+            from tabmia._device import resolve_device
+
+            # a model pickled on a GPU machine: back to that GPU, or the CPU with a
+            # warning (its index is not checked: the weights load either way)
+            self.device_ = (
+                resolve_device(device, check_index=False)
+                if device is not None
+                else torch.device("cpu")
+            )
             if weights is not None:
                 self._set_weights([torch.from_numpy(w) for w in weights], self._sizes_)
 
