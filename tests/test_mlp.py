@@ -300,3 +300,27 @@ def test_gpu_model_pickles_to_cpu_tensors(problem):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gradient_norms(clf, X[:10], y[:10]).shape == (10,)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA fallback")
+def test_unpickling_a_cuda_model_without_cuda_warns(problem):
+    X, y, _ = problem
+    clf = TorchMLPClassifier(**SMALL, random_state=0).fit(X, y)
+    expected = clf.predict_proba(X)
+    clf.device_ = torch.device("cuda")  # as fitted on a GPU machine (weights stay here)
+    blob = pickle.dumps(clf)
+    with pytest.warns(RuntimeWarning, match="'cuda'.*CUDA is not available"):
+        back = pickle.loads(blob)
+    assert back.device_ == torch.device("cpu")
+    np.testing.assert_allclose(back.predict_proba(X), expected, atol=1e-6)
+    clf.device_ = torch.device("cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pickle.loads(pickle.dumps(clf))
+
+
+def test_old_module_path_still_imports():
+    from tabmia.shadow import mlp, torch_mlp
+
+    assert mlp.TorchMLPClassifier is torch_mlp.TorchMLPClassifier is TorchMLPClassifier
+    assert mlp.gradient_norms is gradient_norms and mlp.fit_mlps_batched is fit_mlps_batched
