@@ -20,13 +20,10 @@ from tabmia.shadow.boosting import (
     lightgbm_classifier,
     xgboost_classifier,
 )
-from tabmia.shadow.mlp import (
-    TorchMLPClassifier,
-    auto_group_size,
-    fit_mlps_batched,
-    gradient_norms,
-)
+from tabmia.shadow.batched import auto_group_size, fit_mlps_batched
+from tabmia.shadow.gradients import gradient_norms
 from tabmia.shadow.population import ShadowPopulation, draw_in_masks
+from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
 __all__ = [
     "ShadowPopulation",
