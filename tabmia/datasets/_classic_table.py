@@ -154,6 +154,11 @@ def _gz_or_plain(relpath: str) -> str:
     return f"{relpath}.gz|{relpath}"
 
 
+def _files(*relpaths: str) -> tuple[tuple[str, ...], ...]:
+    """Layouts of one file each, in order of preference, gzipped or plain."""
+    return tuple((_gz_or_plain(p),) for p in relpaths)
+
+
 def _dropna(df: pd.DataFrame, processing: str, drop: bool) -> tuple[pd.DataFrame, str]:
     if not drop:
         return df, processing
@@ -418,10 +423,7 @@ _SPECS: dict[str, _Spec] = {
             "Expected german_credit/credit-g.csv.gz (OpenML credit-g layout) "
             "or german_credit/german.data.gz (UCI)."
         ),
-        layouts=(
-            (_gz_or_plain("german_credit/credit-g.csv"),),
-            (_gz_or_plain("german_credit/german.data"),),
-        ),
+        layouts=_files("german_credit/credit-g.csv", "german_credit/german.data"),
         csv=({}, {"sep": r"\s+", "header": None, "names": GERMAN_COLUMNS}),
         fix=(None, _german_uci),
         target="class",
@@ -441,10 +443,7 @@ _SPECS: dict[str, _Spec] = {
             "Expected hepatitis/hepatitis.csv.gz (OpenML layout) or "
             "hepatitis/hepatitis.data.gz (UCI)."
         ),
-        layouts=(
-            (_gz_or_plain("hepatitis/hepatitis.csv"),),
-            (_gz_or_plain("hepatitis/hepatitis.data"),),
-        ),
+        layouts=_files("hepatitis/hepatitis.csv", "hepatitis/hepatitis.data"),
         csv=(
             {"na_values": "?"},
             {"header": None, "names": ["Class"] + HEPATITIS_COLUMNS, "na_values": "?"},
@@ -468,7 +467,7 @@ _SPECS: dict[str, _Spec] = {
             "Expected the CSV conversion of the UCI XLS with columns ID, "
             "LIMIT_BAL, ..., default.payment.next.month."
         ),
-        layouts=((_gz_or_plain("taiwan_default/UCI_Credit_Card.csv"),),),
+        layouts=_files("taiwan_default/UCI_Credit_Card.csv"),
         fix=(_drop_id,),
         target="default.payment.next.month",
         classes=(0, 1),
@@ -484,7 +483,7 @@ _SPECS: dict[str, _Spec] = {
             "Expected the Kaggle competition file cs-training.csv (row "
             "id, SeriousDlqin2yrs, 10 features)."
         ),
-        layouts=((_gz_or_plain("give_me_some_credit/cs-training.csv"),),),
+        layouts=_files("give_me_some_credit/cs-training.csv"),
         csv=({"index_col": 0},),
         target="SeriousDlqin2yrs",
         classes=(0, 1),
@@ -501,7 +500,7 @@ _SPECS: dict[str, _Spec] = {
     "diabetes130": _Spec(
         what="Diabetes 130-US hospitals",
         hint="Expected diabetic_data.csv from the UCI dataset_diabetes.zip (UCI #296).",
-        layouts=((_gz_or_plain("diabetes130/diabetic_data.csv"),),),
+        layouts=_files("diabetes130/diabetic_data.csv"),
         csv=({"keep_default_na": False, "na_values": ["?", ""], "low_memory": False},),
         target="readmitted",
         classes=("NO", ">30", "<30"),
@@ -517,12 +516,11 @@ _SPECS: dict[str, _Spec] = {
             "Expected cleveland_heart.csv.gz (14 named columns) or "
             "UCI processed.cleveland.data."
         ),
-        layouts=(
-            (_gz_or_plain("cleveland_heart/cleveland_heart.csv"),),
-            (_gz_or_plain("cleveland_heart/processed.cleveland.data"),),
+        layouts=_files(
+            "cleveland_heart/cleveland_heart.csv",
+            "cleveland_heart/processed.cleveland.data",
         ),
         csv=({"na_values": "?"}, {"header": None, "names": CLEVELAND_COLUMNS, "na_values": "?"}),
-        fix=(None, None),
         target="num",
         classes=(0, 1, 2, 3, 4),
         categorical=tuple(CLEVELAND_CATEGORICAL),
@@ -534,10 +532,7 @@ _SPECS: dict[str, _Spec] = {
     "heart_statlog": _Spec(
         what="Statlog (Heart)",
         hint="Expected statlog_heart.csv.gz (14 named columns) or UCI heart.dat.",
-        layouts=(
-            (_gz_or_plain("statlog_heart/statlog_heart.csv"),),
-            (_gz_or_plain("statlog_heart/heart.dat"),),
-        ),
+        layouts=_files("statlog_heart/statlog_heart.csv", "statlog_heart/heart.dat"),
         csv=({}, {"sep": r"\s+", "header": None, "names": STATLOG_COLUMNS}),
         target="class",
         classes=(1, 2),
@@ -550,7 +545,7 @@ _SPECS: dict[str, _Spec] = {
     "bank_marketing": _Spec(
         what="Bank Marketing",
         hint="Expected the UCI file bank-full.csv (';'-separated, 17 columns).",
-        layouts=((_gz_or_plain("bank_marketing/bank-full.csv"),),),
+        layouts=_files("bank_marketing/bank-full.csv"),
         csv=({"sep": ";"},),
         target="y",
         classes=("no", "yes"),
@@ -563,7 +558,7 @@ _SPECS: dict[str, _Spec] = {
     "compas": _Spec(
         what="COMPAS two-year recidivism",
         hint="Expected ProPublica's compas-scores-two-years.csv (53 columns).",
-        layouts=((_gz_or_plain("compas/compas-scores-two-years.csv"),),),
+        layouts=_files("compas/compas-scores-two-years.csv"),
         csv=({"low_memory": False},),
         target="two_year_recid",
         classes=(0, 1),
@@ -597,9 +592,9 @@ _SPECS: dict[str, _Spec] = {
     "australian_credit": _Spec(
         what="Statlog Australian Credit",
         hint="Expected australian_credit.csv.gz (A1..A14,class) or UCI australian.dat.",
-        layouts=(
-            (_gz_or_plain("australian_credit/australian_credit.csv"),),
-            (_gz_or_plain("australian_credit/australian.dat"),),
+        layouts=_files(
+            "australian_credit/australian_credit.csv",
+            "australian_credit/australian.dat",
         ),
         csv=(
             {"skipinitialspace": True},
