@@ -17,7 +17,6 @@ Supported models
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -430,6 +429,3 @@ def as_target(model: Any, **kwargs: Any) -> TargetModel:
         raise ValueError("target is None: pass the fitted model under audit as target=")
     return TargetModel(model, **kwargs)
 
-
-TargetLike = Any
-ProbaCallable = Callable[[Any], np.ndarray]
