@@ -3,7 +3,8 @@
 The investigation behind :class:`~tabmia.attacks.quantile.QuantileAttack`'s defaults,
 on the exact OpenML files of ``benchmarks.quantile_table2`` (same loader, target recipe
 and metric). Per seed, one target, then one change at a time against the default
-(``QuantileAttack(mode="gaussian", score="hinge", cv=3)``, CatBoost at
+(``QuantileAttack(mode="gaussian", score="hinge", cv=3)``, the defaults before this
+probe chose ``cv=5``; CatBoost at
 ``DEFAULT_CATBOOST_PARAMS``, the label as a feature):
 
 - regressor input / statistic / head: no label (the paper's code), the confidence
@@ -125,13 +126,13 @@ def _evaluate(attack: Any, Xc: Any, yc: np.ndarray, member: np.ndarray) -> dict[
 
 
 def run_seed(data: dict[str, Any], seed: int, trials: int, target_trials: int,
-             log: Any) -> dict[str, Any]:
+             log: Any, cv_sweep: tuple[int, ...] = ()) -> dict[str, Any]:
     from tabmia.attacks.quantile import DEFAULT_CATBOOST_PARAMS, QuantileAttack
     from tabmia.scores import membership_score
 
     X, y = data["X"], data["y"]
     out: dict[str, Any] = {}
-    qkw = {"fpr": 0.01, "n_jobs": 1, "random_state": seed}
+    qkw = {"fpr": 0.01, "n_jobs": 1, "random_state": seed, "cv": 3}  # 3: the old default
 
     def record(name: str, attack: Any, Xc: Any, yc: np.ndarray, member: np.ndarray,
                Xpub: Any, ypub: np.ndarray, **extra: Any) -> None:
@@ -151,6 +152,11 @@ def run_seed(data: dict[str, Any], seed: int, trials: int, target_trials: int,
     Xc, yc = X.iloc[cand], y[cand]
     member = np.r_[np.ones(train.size, bool), np.zeros(held.size, bool)]
     log(f"  seed {seed}: target {info['best_params']}")
+    if cv_sweep:  # only the number of cross-fit folds (each regressor sees 1 - 1/cv)
+        for cv in cv_sweep:
+            record(f"{cv}-fold cross-fit", QuantileAttack(target, **{**qkw, "cv": cv}),
+                   Xc, yc, member, Xp, yp)
+        return out
     variants = {
         "default (gaussian, hinge, label, 3-fold)": {},
         "no label (paper code's input)": {"label_as_feature": False},
@@ -253,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", nargs="+", default=list(PAPER_TASKS),
                         choices=list(PAPER_TASKS))
     parser.add_argument("--out", default=None, help="results folder")
+    parser.add_argument("--cv-sweep", nargs="+", type=int, default=None,
+                        help="only compare these cross-fit fold counts (results: <name>_cv)")
     parser.add_argument("--merge", nargs="+", default=None,
                         help="combine the JSON results of runs on disjoint data sets")
     args = parser.parse_args(argv)
@@ -267,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                            "end": parts[-1]["load"]["end"]},
                   "config": {**parts[0]["config"],
                              "command": " ; ".join(p["config"]["command"] for p in parts)}}
-        write_results(NAME, merged, markdown(merged) + load_note(merged["load"]))
+        write_results(NAME + ("_cv" if merged["config"].get("cv_sweep") else ""), merged, markdown(merged) + load_note(merged["load"]))
         return 0
     t0 = time.perf_counter()
     load_start = os.getloadavg()
@@ -276,15 +284,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key}: {data['note']}", flush=True)
         report["datasets"][key] = [
             run_seed(data, s, args.trials, args.target_trials,
-                     log=lambda m: print(m, flush=True)) for s in range(args.seeds)]
+                     log=lambda m: print(m, flush=True),
+                     cv_sweep=tuple(args.cv_sweep or ())) for s in range(args.seeds)]
     report["wall_seconds"] = time.perf_counter() - t0
     report["load"] = {"start": load_start, "end": os.getloadavg()}
     report["config"] = {
         "command": "python -m benchmarks.quantile_table2_probe "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "seeds": list(range(args.seeds)), "trials": args.trials,
-        "target_trials": args.target_trials}
-    json_path, md_path = write_results(NAME, report, markdown(report) + load_note(report["load"]))
+        "target_trials": args.target_trials, "cv_sweep": args.cv_sweep}
+    name = NAME + ("_cv" if args.cv_sweep else "")
+    json_path, md_path = write_results(name, report, markdown(report) + load_note(report["load"]))
     print(f"wrote {json_path} and {md_path}")
     return 0
 
