@@ -141,11 +141,12 @@ class QuantileAttack(BaseMembershipAttack):
     Tuning caveat: neither loss measures what the attack needs, the ranking of the
     upper tail at ``(x, y)``. The Gaussian likelihood is dominated by the bulk of the
     scores, and at an extreme level such as 0.99 the pinball loss is estimated from
-    ~1% of the public records; on public sets of a few thousand records both prefer
-    smoother or near-constant regressors that flag fewer members at the same FPR than
-    the defaults do (``benchmarks/results/quantile_table2.md``, investigation). A
-    search scored by the TPR at the target FPR would need known members, which the
-    attacker does not have. Hence ``n_trials=0``.
+    ~1% of the public records. On public sets of a few thousand records a short pinball
+    search flagged fewer members at the same FPR than the untuned pinball head, and a
+    short likelihood search mostly kept the defaults
+    (``benchmarks/results/quantile_table2_probe.md``). A search scored by the TPR at
+    the target FPR would need known members, which the attacker does not have. Hence
+    ``n_trials=0``.
 
     Parameters
     ----------
