@@ -143,6 +143,28 @@ def test_tuning_is_seeded_and_starts_from_defaults(small_game):
         assert 1e-2 <= p["l2_leaf_reg"] <= 1e6
 
 
+def test_tuning_loss_ignores_a_constant_shift_and_ranks_by_fit():
+    """The pinball tuning loss is taken after the calibration shift: a regressor off by a
+    constant scores the same as the true quantile, one that ignores x scores worse."""
+    from scipy import stats
+
+    from tabmia.attacks._quantile_tuning import calibrated_pinball, cv_loss
+
+    rng = np.random.RandomState(0)
+    x = rng.uniform(-2, 2, 20000)
+    s = 3 * x + rng.standard_normal(x.size)
+    q_true = 3 * x + stats.norm.ppf(0.99)
+    a = np.array([0.01])
+    assert calibrated_pinball(s, q_true + 5.0, 0.99) == pytest.approx(
+        calibrated_pinball(s, q_true, 0.99), rel=1e-9)
+    flat = np.full_like(s, np.quantile(s, 0.99))
+    assert cv_loss("pinball", a, s, q_true[:, None]) < 0.5 * cv_loss("pinball", a, s, flat[:, None])
+    # Gaussian NLL: the right mean and spread beat a global one
+    good = np.column_stack([3 * x, np.zeros_like(x)])
+    glob = np.column_stack([np.full_like(x, s.mean()), np.full_like(x, np.log(s.std()))])
+    assert cv_loss("gaussian", a, s, good) < cv_loss("gaussian", a, s, glob)
+
+
 def test_deterministic_thread_invariant_and_clone(small_game):
     target, _, (Xp, yp), (Xf, yf) = small_game
     a1 = QuantileAttack(target, fpr=0.05, random_state=0, n_jobs=1, **FAST).fit(Xp, yp)

@@ -8,7 +8,6 @@ member when its score beats its own threshold: ``s(x, y) >= q_{1-alpha}(x, y)``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import warnings
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from scipy import stats
 from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from tabmia.attacks._quantile_tuning import tune_catboost
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.scores import SCORE_NAMES, membership_score
 from tabmia.target import n_rows, take_rows
@@ -47,29 +47,6 @@ def _is_cat_dtype(dtype: Any) -> bool:
         or dtype == object
         or pd.api.types.is_string_dtype(dtype)
     )
-
-
-def _pinball_terms(r: np.ndarray, level: float) -> np.ndarray:
-    """Pinball loss at ``level`` of residuals ``r = s - q``."""
-    return np.maximum(level * r, (level - 1.0) * r)
-
-
-def _calibrated_pinball(s: np.ndarray, q: np.ndarray, level: float) -> float:
-    """Pinball loss of ``q + c`` at ``level`` for the best constant shift ``c``.
-
-    The conformal threshold re-calibrates the predicted quantile by one constant, so
-    models are compared after that correction; the best shift is the
-    ``level``-quantile of the residuals ``s - q``.
-    """
-    r = s - q
-    c = np.quantile(r, level)
-    return float(np.mean(_pinball_terms(r - c, level)))
-
-
-def _gaussian_nll(s: np.ndarray, raw: np.ndarray) -> float:
-    """Mean Gaussian negative log-likelihood (up to a constant) of ``s`` under (mu, log sd)."""
-    mu, log_sd = raw[:, 0], np.clip(raw[:, 1], -30.0, 30.0)
-    return float(np.mean(log_sd + 0.5 * ((s - mu) * np.exp(-log_sd)) ** 2))
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,18 +78,6 @@ def _record_hash(X: Any, y: np.ndarray) -> np.ndarray:
     h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return h ^ (h >> np.uint64(31))
-
-
-@contextlib.contextmanager
-def _quiet_optuna():
-    import optuna
-
-    old = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    try:
-        yield optuna
-    finally:
-        optuna.logging.set_verbosity(old)
 
 
 class QuantileAttack(BaseMembershipAttack):
@@ -162,25 +127,26 @@ class QuantileAttack(BaseMembershipAttack):
     a quantile grid: 1.3-1.4% FPR delivered for 1% requested), and no regressor
     refit on all public records has out-of-sample scores to calibrate on.
 
-    Hyperparameters are tuned with Optuna (TPE, seeded) by ``cv``-fold
-    cross-validation on the public records only, over the paper's ranges (Table 5):
-    depth 1-10, l2_leaf_reg 1e-2-1e6, learning_rate 1e-6-1, subsample 1e-2-1
-    (Bernoulli bootstrap), iterations 1-1000 (log). The objective is the
-    out-of-fold Gaussian negative log-likelihood (gaussian), or the out-of-fold
-    pinball loss summed over the levels ``1 - a`` *after the best constant shift* of
-    each quantile (pinball), because the calibrated threshold applies exactly such a
-    shift; the raw pinball loss favours whatever model's coverage happens to be
-    right. The first trial is :data:`DEFAULT_CATBOOST_PARAMS`, so tuning never ends
-    worse than the defaults on that loss. The calibration folds are a fresh split.
+    Hyperparameters can be tuned with Optuna (TPE, seeded; ``n_trials > 0``, see
+    :mod:`tabmia.attacks._quantile_tuning`) by ``cv``-fold cross-validation on the
+    public records only, over the paper's ranges (Table 5): depth 1-10, l2_leaf_reg
+    1e-2-1e6, learning_rate 1e-6-1, subsample 1e-2-1 (Bernoulli bootstrap), iterations
+    1-1000 (log). The objective is the out-of-fold Gaussian negative log-likelihood
+    (gaussian), or the out-of-fold pinball loss summed over the levels ``1 - a`` *after
+    the best constant shift* of each quantile (pinball), because the calibrated
+    threshold applies exactly such a shift. The first trial is
+    :data:`DEFAULT_CATBOOST_PARAMS`, so tuning never ends worse than the defaults on
+    that loss. The calibration folds are a fresh split.
 
-    Tuning caveat: with the paper's ranges, a few trials are mostly random draws
-    (learning rates down to 1e-6), and at an extreme level such as 0.99 the
-    out-of-fold loss is estimated from ~1% of the public records, so it often prefers
-    a near-constant regressor (e.g. depth 3, 4 iterations, l2 7e5 on OpenML
-    eye_movements with 1,902 public records), which ranks records no better than the
-    marginal threshold. This is why the defaults are ``mode="gaussian"`` and
-    ``n_trials=0``; with pinball on fewer than ~10,000 public records, prefer a grid
-    of ``alphas`` or no tuning.
+    Tuning caveat: neither loss measures what the attack needs, the ranking of the
+    upper tail at ``(x, y)``. The Gaussian likelihood is dominated by the bulk of the
+    scores, and at an extreme level such as 0.99 the pinball loss is estimated from
+    ~1% of the public records. On public sets of a few thousand records a short pinball
+    search flagged fewer members at the same FPR than the untuned pinball head, and a
+    short likelihood search mostly kept the defaults
+    (``benchmarks/results/quantile_table2_probe.md``). A search scored by the TPR at
+    the target FPR would need known members, which the attacker does not have. Hence
+    ``n_trials=0``.
 
     Parameters
     ----------
@@ -189,11 +155,10 @@ class QuantileAttack(BaseMembershipAttack):
     mode : {"pinball", "gaussian"}, default="gaussian"
         Quantile regression (pinball loss) or Gaussian mean / spread regression
         (``RMSEWithUncertainty``; the paper's variant for smaller data). Gaussian is
-        the default because it was stronger on every tabular benchmark run here:
-        precision at 1% FPR 89.1 / 76.1 / 77.8 / 86.2% against pinball's 63.1 / 55.8 /
-        71.3 / 83.2% on OpenML 361057 / 361064 / 361067 / 361070
-        (``benchmarks/results/quantile_table2.md``), 0.77 vs 0.70 on eye_movements and
-        0.58 vs 0.44 on Adult (``quantile_vs_lira.md``).
+        the default: it flagged more members at 1% FPR than pinball on every tabular
+        benchmark run here (``benchmarks/results/quantile_table2.md``,
+        ``quantile_vs_lira.md``); a single extreme quantile is learnt from ~1% of the
+        public records.
     score : {"hinge", "logit", "loss", "confidence", ...}, default="hinge"
         Target score regressed (see :mod:`tabmia.scores`; higher = more member-like).
         ``"hinge"`` and ``"logit"`` are roughly Gaussian and are the paper's choices.
@@ -207,12 +172,12 @@ class QuantileAttack(BaseMembershipAttack):
     n_trials : int, default=0
         Optuna trials over the paper's ranges, by k-fold CV loss on the public records
         (the first trial is ``DEFAULT_CATBOOST_PARAMS``); 0: those defaults, untuned.
-        Off by default: with the few trials an audit can afford (10) the CV loss picked
-        worse regressors than the defaults (precision at 1% FPR, Gaussian, 2 seeds:
-        eye_movements 0.68 / 0.78 tuned vs 0.69 / 0.85 default; Adult 0.54 vs 0.62)
-        at 10-20x the time; the paper ran 300 trials.
-    cv : int, default=3
-        Folds for tuning and for the out-of-fold calibration.
+        Off by default (see the tuning caveat above); the paper ran 300 trials.
+    cv : int, default=5
+        Folds for tuning and for the out-of-fold calibration; each regressor trains on
+        ``1 - 1/cv`` of the public records. 5 (the paper's fold count) flagged more
+        members at 1% FPR than 3 on three of the four Table 2 tasks, at 5/3 the fitting
+        time (``benchmarks/results/quantile_table2_probe_cv.md``).
     params : dict, default=None
         Fixed CatBoost parameters; skips tuning. Must not set the loss or the seed.
     n_jobs : int, default=None
@@ -294,7 +259,7 @@ class QuantileAttack(BaseMembershipAttack):
         alphas: Sequence[float] | None = None,
         label_as_feature: bool = True,
         n_trials: int = 0,
-        cv: int = 3,
+        cv: int = 5,
         params: dict[str, Any] | None = None,
         n_jobs: int | None = None,
         device: str = "auto",
@@ -489,14 +454,6 @@ class QuantileAttack(BaseMembershipAttack):
         )
         return raw.reshape(raw.shape[0], -1)
 
-    def _cv_loss(self, s: np.ndarray, raw: np.ndarray) -> float:
-        """Out-of-fold tuning loss: Gaussian NLL, or shift-corrected pinball summed over levels."""
-        if self.mode == "gaussian":
-            return _gaussian_nll(s, raw)
-        q = np.sort(raw, axis=1)
-        levels = 1.0 - self.alphas_[::-1]
-        return sum(_calibrated_pinball(s, q[:, k], lv) for k, lv in enumerate(levels))
-
     def _cross_fit(self, params: dict[str, Any], data: Any, s: np.ndarray, cat_idx: list[int],
                    split_seed: int, model_seed: int, keep: bool) -> tuple[np.ndarray, list]:
         n = s.size
@@ -512,39 +469,6 @@ class QuantileAttack(BaseMembershipAttack):
             if keep:
                 models.append(model)
         return raw, models
-
-    def _tune(self, data: Any, s: np.ndarray, cat_idx: list[int]) -> dict[str, Any]:
-        split_seed, model_seed, sampler_seed = (self._draw_seed() for _ in range(3))
-        with _quiet_optuna() as optuna:
-            sampler = optuna.samplers.TPESampler(seed=sampler_seed)
-            study = optuna.create_study(direction="minimize", sampler=sampler)
-            study.enqueue_trial(dict(DEFAULT_CATBOOST_PARAMS))
-
-            # the paper's subsample range starts at 1e-2; on small public sets CatBoost
-            # refuses a sample that small, so sample at least ~50 rows of a fold
-            fold_rows = s.size * (self.cv - 1) / self.cv
-            min_subsample = min(1.0, max(1e-2, 50.0 / max(fold_rows, 1.0)))
-
-            from catboost import CatBoostError
-
-            def objective(trial: Any) -> float:
-                params = {
-                    "depth": trial.suggest_int("depth", 1, 10),
-                    "l2_leaf_reg": trial.suggest_float("l2_leaf_reg", 1e-2, 1e6, log=True),
-                    "learning_rate": trial.suggest_float("learning_rate", 1e-6, 1.0, log=True),
-                    "subsample": trial.suggest_float("subsample", min_subsample, 1.0, log=True),
-                    "iterations": trial.suggest_int("iterations", 1, 1000, log=True),
-                }
-                try:
-                    raw, _ = self._cross_fit(params, data, s, cat_idx, split_seed, model_seed, False)
-                except CatBoostError:  # a setting CatBoost cannot train: a failed trial
-                    return float("inf")
-                value = self._cv_loss(s, raw)
-                return value if np.isfinite(value) else float("inf")
-
-            study.optimize(objective, n_trials=int(self.n_trials))
-        self.study_ = study
-        return dict(study.best_params)
 
     # ---------------------------------------------------------------- decision
     def _decision(self, s: np.ndarray, raw: np.ndarray) -> np.ndarray:
@@ -596,7 +520,8 @@ class QuantileAttack(BaseMembershipAttack):
         if self.params is not None:
             params = dict(self.params)
         elif self.n_trials > 0:
-            params = self._tune(data, s, cat_idx)
+            params, self.study_ = tune_catboost(self, data, s, cat_idx,
+                                                DEFAULT_CATBOOST_PARAMS)
         else:
             params = dict(DEFAULT_CATBOOST_PARAMS)
         self.best_params_ = params
