@@ -56,12 +56,14 @@ def add_benchmark_parser(sub: Any, floats: Any, fraction_or_count: Any) -> argpa
                    help="target training set: fraction or count (default 0.5)")
     p.add_argument("--public-size", type=fraction_or_count, default=0.5,
                    help="attacker's share of the records left (default 0.5)")
+    p.add_argument("--prior", type=float, default=None,
+                   help="non-member candidates per member (1: balanced; default: every member)")
     p.add_argument("--max-records", type=int, default=None,
                    help="subsample each data set to this many records first")
     p.add_argument("--quick", action="store_true",
                    help=f"smoke run: 1 seed, at most {QUICK_MAX_RECORDS} records, few shadows")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs for shadow models")
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda (torch parts)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (torch MLPs, CatBoost, XGBoost)")
     p.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
     p.add_argument("--no-html", action="store_true", help="skip report.html")
     p.add_argument("--out", type=Path, default=Path("tabmia-benchmark"),
@@ -81,7 +83,7 @@ def run_benchmark_command(args: argparse.Namespace, usage_error: type[Exception]
     try:
         result = run_benchmark(
             args.datasets, args.model, args.attacks, args.seeds, args.fpr, args.out,
-            train_size=args.train_size, public_size=args.public_size,
+            train_size=args.train_size, public_size=args.public_size, prior=args.prior,
             max_records=args.max_records, quick=args.quick, n_jobs=args.n_jobs,
             device=args.device, random_state=args.random_state, progress=not args.quiet,
             html=not args.no_html, command="tabmia " + " ".join(sys.argv[1:]),

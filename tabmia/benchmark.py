@@ -163,6 +163,7 @@ def run_benchmark(
     threshold_fpr: float | None = None,
     train_size: float | int = 0.5,
     public_size: float | int = 0.5,
+    prior: float | None = None,
     max_records: int | None = None,
     quick: bool = False,
     n_jobs: int | None = None,
@@ -197,6 +198,9 @@ def run_benchmark(
         The FPR each attack's own threshold promises (default ``fprs[0]``).
     train_size, public_size : float or int
         See :func:`tabmia.experiment.split_membership`.
+    prior : float, default=None
+        Non-member candidates per member (``1.0``: balanced, as the quantile paper's
+        precision); ``None`` keeps every training record as a candidate.
     max_records : int, default=None
         Subsample each data set to this many records first.
     quick : bool, default=False
@@ -271,6 +275,7 @@ def run_benchmark(
         "datasets": names, "resolved": resolved, "model": model, "attacks": list(protos),
         "seeds": seeds, "game_seeds": seed_list, "fprs": list(fprs),
         "threshold_fpr": threshold_fpr, "train_size": train_size, "public_size": public_size,
+        "prior": prior,
         "max_records": max_records, "quick": quick, "n_jobs": n_jobs, "device": device,
         "random_state": random_state,
         "attack_params": {t: _attack_settings(a) for t, a in protos.items()},
@@ -297,12 +302,13 @@ def run_benchmark(
             }
             for i, seed in enumerate(seed_list):
                 split = split_membership(y.shape[0], train_size=train_size,
-                                         public_size=public_size, random_state=seed)
+                                         public_size=public_size, prior=prior,
+                                         random_state=seed)
                 game = {"format": _CELL_FORMAT, "dataset": resolved[name],
                         "n_records": int(y.shape[0]), "n_features": int(X.shape[1]),
                         "max_records": max_records, "subsample_seed": random_state,
-                        "train_size": train_size, "public_size": public_size, "model": model,
-                        "seed": seed}
+                        "train_size": train_size, "public_size": public_size, "prior": prior,
+                        "model": model, "seed": seed}
                 target, acc, cells = None, None, {}
                 for text, proto in protos.items():
                     bar.set_postfix_str(f"{name} seed {i} {text}", refresh=False)

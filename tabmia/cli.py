@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="parallel jobs for shadow models (-1: all cores)")
     attacks.add_argument("--threads", type=int, default=None,
                          help="BLAS / OpenMP / CatBoost threads per process (default: the libraries')")
-    attacks.add_argument("--device", default="auto", help="auto, cpu or cuda (torch parts)")
+    attacks.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (torch MLPs, CatBoost, XGBoost)")
     attacks.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
     attacks.add_argument("--top-k", type=int, default=20, help="riskiest records listed (default 20)")
     attacks.add_argument("--show-records", action="store_true",

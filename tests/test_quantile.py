@@ -259,3 +259,25 @@ def test_gpu_training_when_available(small_game):
     attack = QuantileAttack(target, fpr=0.05, device="gpu", random_state=0, **FAST).fit(Xp, yp)
     assert attack.device_ == "gpu"
     assert np.all(np.isfinite(attack.decision_function(Xf, yf)))
+
+
+def test_device_vocabulary_cuda_falls_back_to_the_cpu_with_a_warning(small_game, monkeypatch):
+    import tabmia.attacks.quantile as quantile_mod
+
+    monkeypatch.setattr(quantile_mod, "catboost_gpu_count", lambda: 0)
+    target, _, (Xp, yp), _ = small_game
+    for device in ("cuda", "cuda:1", "gpu"):
+        with pytest.warns(RuntimeWarning, match="CUDA is not available to CatBoost"):
+            attack = QuantileAttack(target, device=device, **FAST).fit(Xp[:300], yp[:300])
+        assert attack.device_ == "cpu"
+
+
+def test_cli_quantile_on_cuda_runs_on_a_cpu_machine(tmp_path, capsys, monkeypatch):
+    import tabmia.attacks.quantile as quantile_mod
+    from tabmia.cli import main
+
+    monkeypatch.setattr(quantile_mod, "catboost_gpu_count", lambda: 0)
+    code = main(["audit", "--attacks", "quantile", "--device", "cuda", "--quiet",
+                 "--out", str(tmp_path / "out")])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "out" / "results.json").is_file()

@@ -8,7 +8,6 @@ member when its score beats its own threshold: ``s(x, y) >= q_{1-alpha}(x, y)``.
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Sequence
 from numbers import Integral
@@ -21,6 +20,8 @@ from scipy import stats
 from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from tabmia._array import is_categorical_dtype
+from tabmia._device import catboost_device_params, catboost_gpu_count, resolve_device_name
 from tabmia.attacks._quantile_tuning import tune_catboost
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.scores import SCORE_NAMES, membership_score
@@ -39,25 +40,6 @@ DEFAULT_CATBOOST_PARAMS: dict[str, Any] = {
 
 _LABEL_COLUMN = "__tabmia_label__"
 _RESERVED = ("loss_function", "random_seed", "random_state", "verbose", "task_type", "thread_count")
-
-
-def _is_cat_dtype(dtype: Any) -> bool:
-    return (
-        isinstance(dtype, pd.CategoricalDtype)
-        or dtype == object
-        or pd.api.types.is_string_dtype(dtype)
-    )
-
-
-@functools.lru_cache(maxsize=1)
-def _catboost_gpu_count() -> int:
-    """GPUs CatBoost can use (asked once per process; CPU-only builds give 0)."""
-    try:
-        from catboost.utils import get_gpu_device_count
-
-        return int(get_gpu_device_count())
-    except Exception:  # noqa: BLE001 - CPU-only builds, missing drivers
-        return 0
 
 
 def _record_hash(X: Any, y: np.ndarray) -> np.ndarray:
@@ -183,10 +165,13 @@ class QuantileAttack(BaseMembershipAttack):
     n_jobs : int, default=None
         CatBoost threads; None uses all cores (CatBoost's default). Results do not
         depend on it.
-    device : {"auto", "cpu", "gpu"}, default="auto"
-        ``"auto"`` trains on the GPU (``task_type="GPU"``) when CatBoost sees one,
-        falling back to the CPU with a warning when the GPU fit fails (e.g. a loss the
-        GPU build does not support). GPU results are not bit-identical to CPU ones.
+    device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
+        Where CatBoost trains, in tabmia's one device vocabulary
+        (:func:`tabmia._device.resolve_device_name`; ``"gpu"`` is accepted as the old
+        name of ``"cuda"``): ``"auto"`` trains on the GPU (``task_type="GPU"``) when
+        CatBoost sees one; ``"cuda"`` without one warns and trains on the CPU; a GPU
+        fit that fails (e.g. a loss the GPU build does not support) falls back to the
+        CPU with a warning. GPU results are not bit-identical to CPU ones.
     threshold_goal, fpr, prior, proxy_estimator, random_state
         As in :class:`~tabmia.attacks.base.BaseMembershipAttack`.
 
@@ -247,7 +232,7 @@ class QuantileAttack(BaseMembershipAttack):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "params": [None, dict],
         "n_jobs": [None, Integral],
-        "device": [StrOptions({"auto", "cpu", "gpu"})],
+        "device": [str],  # the vocabulary is checked by resolve_device_name in fit
     }
 
     def __init__(
@@ -341,7 +326,7 @@ class QuantileAttack(BaseMembershipAttack):
             if (not fitting and fitted is not None and fitted[0] == "frame"
                     and set(frame.columns) >= set(fitted[1])):
                 frame = frame[list(fitted[1])]  # same columns, maybe reordered / extra
-            cat_cols = [c for c in frame.columns if _is_cat_dtype(frame[c].dtype)]
+            cat_cols = [c for c in frame.columns if is_categorical_dtype(frame[c].dtype)]
             for c in frame.columns:
                 if c in cat_cols:
                     frame[c] = frame[c].astype(object).where(frame[c].notna(), "__nan__").astype(str)
@@ -395,18 +380,13 @@ class QuantileAttack(BaseMembershipAttack):
             return f"Quantile:alpha={float(levels[0])!r}"
         return "MultiQuantile:alpha=" + ",".join(repr(float(v)) for v in levels)
 
+    def _catboost_device(self) -> str:
+        return "cuda" if self.device == "gpu" else self.device  # "gpu": the old name
+
     def _resolve_device(self) -> str:
-        if self.device == "cpu":
-            return "cpu"
-        if _catboost_gpu_count() > 0:
-            return "gpu"
-        if self.device == "gpu":
-            warnings.warn(
-                "QuantileAttack: device='gpu' but CatBoost sees no GPU; training on the CPU",
-                UserWarning,
-                stacklevel=4,
-            )
-        return "cpu"
+        name = resolve_device_name(self._catboost_device(), n_gpus=catboost_gpu_count,
+                                   library="CatBoost", stacklevel=4)
+        return "cpu" if name == "cpu" else "gpu"
 
     def _make_regressor(self, params: dict[str, Any], seed: int) -> Any:
         from catboost import CatBoostRegressor
@@ -421,7 +401,7 @@ class QuantileAttack(BaseMembershipAttack):
             allow_writing_files=False,
         )
         if self.device_ == "gpu":
-            p["task_type"] = "GPU"
+            p.update(catboost_device_params(self._catboost_device()))
         else:
             p["thread_count"] = -1 if self.n_jobs is None else int(self.n_jobs)
         return CatBoostRegressor(**p)
