@@ -75,7 +75,7 @@ def test_shadow_attacks_audit_a_catboost_target_with_cat_features(game, attack_c
     attack = clone(attack).set_params(**{
         ("shadow_estimator" if attack_cls is LiRAAttack else "reference_estimator"): _recipe()
     })
-    attack = clone(attack).fit(X.iloc[200:], y[200:])
+    attack = clone(attack).fit(X.iloc[200:400], y[200:400])
     n_models = params.get("n_shadow", params.get("n_reference"))
     assert len(attack.population_.models_) == n_models
     assert all(m.get_params()["cat_features"] == ["c"] for m in attack.population_.models_)
@@ -86,3 +86,32 @@ def test_shadow_attacks_audit_a_catboost_target_with_cat_features(game, attack_c
     assert np.unique(np.round(s, 9)).size > 50
     pred = attack.predict(cand, y_cand)
     assert set(np.unique(pred)) <= {0, 1}
+
+
+def test_cli_audits_a_catboost_model_file_with_its_recipe(tmp_path, game):
+    import joblib
+
+    from tabmia.cli import main
+
+    X, y, target = game
+    frame = X.assign(label=y)
+    frame.iloc[:200].to_csv(tmp_path / "train.csv", index=False)
+    frame.iloc[200:].to_csv(tmp_path / "population.csv", index=False)
+    joblib.dump(target, tmp_path / "model.joblib")
+    joblib.dump(_recipe(), tmp_path / "recipe.joblib")
+    out = tmp_path / "out"
+    code = main([
+        "audit", "--model-file", str(tmp_path / "model.joblib"),
+        "--train", str(tmp_path / "train.csv"),
+        "--population", str(tmp_path / "population.csv"), "--label", "label",
+        "--recipe", str(tmp_path / "recipe.joblib"), "--attacks", "lira,rmia",
+        "--n-shadow", "4", "--n-references", "2", "--fpr", "0.1",
+        "--out", str(out), "--quiet",
+    ])
+    assert code == 0
+    scores = pd.read_csv(out / "scores.csv.gz")
+    assert set(scores["attack"]) == {"lira", "rmia"}
+    assert np.isfinite(scores["score"]).all()
+    # every training record is a candidate of both attacks
+    members = scores[scores["source"] == "train"]
+    assert (members.groupby("attack").size() == 200).all()
