@@ -1,48 +1,157 @@
-"""Device resolution for estimators that run torch (skorch's convention)."""
+"""One device vocabulary for every part of tabmia that can use a GPU.
+
+``device`` is ``"auto"`` (a GPU when the library sees one, the CPU otherwise),
+``"cpu"``, ``"cuda"`` or ``"cuda:N"``. :func:`resolve_device_name` is the one place that
+resolves it; :func:`resolve_device` turns the result into a ``torch.device``,
+:func:`catboost_device_params` into CatBoost's ``task_type`` / ``devices`` parameters.
+Asking for CUDA where the library sees none warns and falls back to the CPU.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 import warnings
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["resolve_device", "cuda_available"]
+__all__ = [
+    "resolve_device_name",
+    "resolve_device",
+    "cuda_available",
+    "catboost_gpu_count",
+    "catboost_device_params",
+]
+
+_CUDA = re.compile(r"cuda(?::(\d+))?")
+
+
+def _device_error(device: Any) -> ValueError:
+    return ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+
+
+def resolve_device_name(
+    device: Any,
+    *,
+    n_gpus: Callable[[], int],
+    library: str = "torch",
+    check_index: bool = True,
+    stacklevel: int = 2,
+) -> str:
+    """Resolve ``device`` to ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` for one library.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "cuda", "cuda:N"}, torch.device or None
+        The requested device; None means ``"auto"``.
+    n_gpus : callable returning int
+        How many CUDA devices ``library`` can use; called only when needed, so asking
+        for the CPU never probes a driver.
+    library : str, default="torch"
+        Named in the warning.
+    check_index : bool, default=True
+        Refuse ``"cuda:N"`` when ``N`` is not below ``n_gpus()``.
+    stacklevel : int, default=2
+        Of the fallback warning, as in :func:`warnings.warn`.
+
+    Returns
+    -------
+    str
+        ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+
+    Raises
+    ------
+    ValueError
+        If ``device`` is outside the vocabulary, or names a GPU index that does not
+        exist.
+    """
+    if device is not None and type(device).__module__ == "torch" and hasattr(device, "type"):
+        device = str(device)
+    if device is None or (isinstance(device, str) and device == "auto"):
+        return "cuda" if n_gpus() > 0 else "cpu"
+    if not isinstance(device, str):
+        raise _device_error(device)
+    if device == "cpu":
+        return "cpu"
+    match = _CUDA.fullmatch(device)
+    if match is None:
+        raise _device_error(device)
+    count = n_gpus()
+    if count <= 0:
+        warnings.warn(
+            f"device={device!r} requested but CUDA is not available to {library}; "
+            "using the CPU",
+            RuntimeWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return "cpu"
+    if check_index and match.group(1) is not None and int(match.group(1)) >= count:
+        raise ValueError(
+            f"device={device!r} but {library} sees {count} CUDA device(s), "
+            f"numbered 0 to {count - 1}"
+        )
+    return device
+
+
+def _torch_gpus() -> int:
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
 
 
 def cuda_available() -> bool:
     """Whether torch is importable and sees a CUDA device."""
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
+    return _torch_gpus() > 0
 
 
-def resolve_device(device: Any = "auto") -> Any:
-    """Turn ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a torch.device into a torch.device.
+def resolve_device(device: Any = "auto", *, check_index: bool = True) -> Any:
+    """``device`` (see :func:`resolve_device_name`) as a ``torch.device``.
 
-    ``"auto"`` picks CUDA when present and the CPU otherwise. Asking for CUDA where
-    there is none warns and falls back to the CPU.
+    ``"auto"`` picks CUDA when torch sees it and the CPU otherwise; CUDA where there
+    is none warns and falls back to the CPU.
     """
     import torch
 
-    if isinstance(device, torch.device):
-        requested = device
-    elif device is None or device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    elif isinstance(device, str):
-        try:
-            requested = torch.device(device)
-        except RuntimeError as exc:
-            raise ValueError(
-                f"device must be 'auto', 'cpu' or 'cuda[:N]', got {device!r}"
-            ) from exc
-    else:
-        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:N]', got {device!r}")
-    if requested.type == "cuda" and not torch.cuda.is_available():
-        warnings.warn(
-            f"device={str(requested)!r} requested but CUDA is not available; using the CPU",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return torch.device("cpu")
-    return requested
+    name = resolve_device_name(
+        device, n_gpus=_torch_gpus, library="torch", check_index=check_index, stacklevel=3
+    )
+    return torch.device(name)
+
+
+@functools.cache
+def catboost_gpu_count() -> int:
+    """GPUs CatBoost can use (asked once per process; CPU-only builds give 0)."""
+    try:
+        from catboost.utils import get_gpu_device_count
+    except ImportError:
+        return 0
+    try:
+        return int(get_gpu_device_count())
+    except Exception:  # noqa: BLE001 - a broken driver counts as no GPU
+        return 0
+
+
+def catboost_device_params(device: Any = "auto") -> dict[str, str]:
+    """CatBoost's device parameters for ``device`` (see :func:`resolve_device_name`).
+
+    Returns
+    -------
+    dict
+        ``{"task_type": "CPU"}``, ``{"task_type": "GPU"}`` (``"cuda"``: CatBoost's
+        default devices) or ``{"task_type": "GPU", "devices": "N"}`` (``"cuda:N"``).
+
+    Examples
+    --------
+    >>> catboost_device_params("cpu")
+    {'task_type': 'CPU'}
+    """
+    name = resolve_device_name(
+        device, n_gpus=catboost_gpu_count, library="CatBoost", stacklevel=3
+    )
+    if name == "cpu":
+        return {"task_type": "CPU"}
+    if ":" in name:
+        return {"task_type": "GPU", "devices": name.split(":", 1)[1]}
+    return {"task_type": "GPU"}

@@ -409,7 +409,6 @@ def _lower_unresolvable_fpr(attack: Any, name: str, n_public: int) -> None:
 
 def _set_seed(estimator: Any, seed: int) -> None:
     """Set every ``random_state`` parameter of ``estimator`` (nested ones too) to ``seed``."""
-    params = estimator.get_params(deep=True)
-    updates = {k: seed for k in params if k == "random_state" or k.endswith("__random_state")}
-    if updates:
-        estimator.set_params(**updates)
+    from tabmia._seeding import seed_estimator
+
+    seed_estimator(estimator, seed, catboost_seed=False)

@@ -48,17 +48,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from tabmia._array import is_categorical_dtype
 from tabmia.target import n_rows
 
 __all__ = ["TabularNoise"]
 
 _NOISE_SCALES = ("absolute", "std")
-
-
-def _is_categorical_dtype(dtype: Any) -> bool:
-    return isinstance(dtype, pd.CategoricalDtype) or dtype == object or pd.api.types.is_string_dtype(
-        dtype
-    )
 
 
 class TabularNoise:
@@ -174,7 +169,7 @@ class TabularNoise:
             if pd.api.types.is_bool_dtype(col.dtype):
                 role = "binary" if self.binary_flip > 0 else "numeric"
                 stds.append(float(np.nanstd(col.to_numpy(dtype=float))))
-            elif _is_categorical_dtype(col.dtype):
+            elif is_categorical_dtype(col.dtype):
                 role = "categorical"
                 freq = col.value_counts(normalize=True, dropna=False, sort=False)
                 freq = freq[freq > 0]

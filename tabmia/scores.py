@@ -33,7 +33,6 @@ __all__ = [
     "hinge",
     "hinge_from_logits",
     "membership_score",
-    "gradient_norms",
     "SCORE_NAMES",
 ]
 
@@ -197,14 +196,3 @@ def membership_score(
         return sign * _FROM_LOGITS[name](logits, y)
     return sign * func(proba, y)
 
-
-def gradient_norms(model, X, y, **kwargs):
-    """Per-record norm of the loss gradient w.r.t. a torch model's parameters.
-
-    Watson et al.'s gradient-norm score (lower = more likely a member). Re-exported
-    from :func:`tabmia.shadow.mlp.gradient_norms` (imported lazily: torch is only
-    loaded when this is called).
-    """
-    from tabmia.shadow.mlp import gradient_norms as _gradient_norms
-
-    return _gradient_norms(model, X, y, **kwargs)

@@ -17,12 +17,13 @@ Supported models
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+
+from tabmia._array import ravel_column, softmax
 
 __all__ = ["TargetModel", "PrecomputedProbabilities", "as_target", "n_rows", "take_rows"]
 
@@ -177,9 +178,7 @@ class TargetModel:
         ValueError
             If ``y`` holds labels the target never saw, or is not 1-D, or has NaN.
         """
-        y_arr = np.asarray(y)
-        if y_arr.ndim != 1:
-            y_arr = np.ravel(y_arr) if y_arr.ndim == 2 and y_arr.shape[1] == 1 else y_arr
+        y_arr = ravel_column(y)
         if y_arr.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {np.shape(y)}")
         if y_arr.dtype.kind in "fO" and pd.isna(y_arr).any():
@@ -238,7 +237,7 @@ class TargetModel:
         self._check_columns(X)
         if self._kind == "torch":
             logits = self.predict_logits(X)
-            return _softmax(logits)
+            return softmax(logits)
         blocks = []
         for start in range(0, n, self.batch_size):
             part = take_rows(X, slice(start, min(start + self.batch_size, n)))
@@ -399,17 +398,10 @@ def _row_keys(X: Any) -> np.ndarray:
     return row_hashes(X)
 
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=1, keepdims=True)
-    np.exp(z, out=z)
-    z /= z.sum(axis=1, keepdims=True)
-    return z
-
-
 def _is_tabmia_mlp(model: Any) -> bool:
     """A tabmia TorchMLPClassifier (checked by name: importing it would import torch)."""
     klass = type(model)
-    return klass.__name__ == "TorchMLPClassifier" and klass.__module__ == "tabmia.shadow.mlp"
+    return klass.__name__ == "TorchMLPClassifier" and klass.__module__ == "tabmia.shadow.torch_mlp"
 
 
 def _is_torch_module(model: Any) -> bool:
@@ -437,6 +429,3 @@ def as_target(model: Any, **kwargs: Any) -> TargetModel:
         raise ValueError("target is None: pass the fitted model under audit as target=")
     return TargetModel(model, **kwargs)
 
-
-TargetLike = Any
-ProbaCallable = Callable[[Any], np.ndarray]

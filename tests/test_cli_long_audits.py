@@ -10,7 +10,8 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import RandomForestClassifier
 
-from tabmia.cli import _make_attacks, _parse, _recipe, _thread_limits, main
+from tabmia._cli_run import _make_attacks, _recipe, _thread_limits
+from tabmia.cli import _parse, main
 
 LABEL = "diagnosis"
 

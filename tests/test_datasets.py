@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:  # the package may not be installed in the venv
     sys.path.insert(0, str(ROOT))
 
 import tabmia.datasets as tds  # noqa: E402
-from tabmia.datasets import DataNotFoundError, _home, classic, load_dataset  # noqa: E402  # noqa: E402
+from tabmia.datasets import DataNotFoundError, _classic_table, _home, classic, load_dataset  # noqa: E402  # noqa: E402
 
 # --------------------------------------------------------------------------- guards
 
@@ -298,8 +298,8 @@ def test_adult_download_from_local_mirror(monkeypatch, tmp_path):
         n: hashlib.sha256((mirror / n).read_bytes()).hexdigest()
         for n in ("adult.data", "adult.test")
     }
-    monkeypatch.setattr(classic, "_ADULT_URL", mirror.as_uri() + "/")
-    monkeypatch.setattr(classic, "_ADULT_SHA256", sha)
+    monkeypatch.setattr(_classic_table, "_ADULT_URL", mirror.as_uri() + "/")
+    monkeypatch.setattr(_classic_table, "_ADULT_SHA256", sha)
     monkeypatch.delenv("TABMIA_OFFLINE")
     home = tmp_path / "home"
     with pytest.raises(DataNotFoundError, match="download=True"):

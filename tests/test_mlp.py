@@ -18,7 +18,8 @@ torch = pytest.importorskip("torch")
 from sklearn.base import clone  # noqa: E402
 
 from tabmia.shadow import TorchMLPClassifier, fit_mlps_batched, gradient_norms  # noqa: E402
-from tabmia.shadow.mlp import _init_weights, _layer_sizes  # noqa: E402
+from tabmia.shadow._stacked import init_weights as _init_weights  # noqa: E402
+from tabmia.shadow._stacked import layer_sizes as _layer_sizes  # noqa: E402
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 SMALL = dict(hidden_layer_sizes=(16, 8), epochs=5, batch_size=32, lr=0.01)
@@ -198,7 +199,11 @@ def test_pickle_round_trip_and_gpu_pickles_load_on_cpu(problem):
     assert "module_" not in state
     state["device_"] = "cuda:0"  # as pickled on a GPU machine
     loaded = TorchMLPClassifier.__new__(TorchMLPClassifier)
-    loaded.__setstate__(state)
+    if torch.cuda.is_available():
+        loaded.__setstate__(state)
+    else:
+        with pytest.warns(RuntimeWarning, match="'cuda:0'.*CUDA is not available"):
+            loaded.__setstate__(state)
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     assert loaded.device_.type == expected
     np.testing.assert_allclose(loaded.predict_proba(X), clf.predict_proba(X), atol=1e-6)
@@ -295,3 +300,27 @@ def test_gpu_model_pickles_to_cpu_tensors(problem):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gradient_norms(clf, X[:10], y[:10]).shape == (10,)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA fallback")
+def test_unpickling_a_cuda_model_without_cuda_warns(problem):
+    X, y, _ = problem
+    clf = TorchMLPClassifier(**SMALL, random_state=0).fit(X, y)
+    expected = clf.predict_proba(X)
+    clf.device_ = torch.device("cuda")  # as fitted on a GPU machine (weights stay here)
+    blob = pickle.dumps(clf)
+    with pytest.warns(RuntimeWarning, match="'cuda'.*CUDA is not available"):
+        back = pickle.loads(blob)
+    assert back.device_ == torch.device("cpu")
+    np.testing.assert_allclose(back.predict_proba(X), expected, atol=1e-6)
+    clf.device_ = torch.device("cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pickle.loads(pickle.dumps(clf))
+
+
+def test_old_module_path_still_imports():
+    from tabmia.shadow import mlp, torch_mlp
+
+    assert mlp.TorchMLPClassifier is torch_mlp.TorchMLPClassifier is TorchMLPClassifier
+    assert mlp.gradient_norms is gradient_norms and mlp.fit_mlps_batched is fit_mlps_batched

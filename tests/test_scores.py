@@ -19,3 +19,17 @@ def test_logit_confidence_keeps_resolution_on_confident_multiclass_outputs():
     # the case of the issue: 1 - p_y rounds to 0 and the old code returned 690.8
     one = logit_confidence(softmax(np.array([[40.0, 0.0, 0.0]]), axis=1), np.array([0]))
     assert abs(one[0] - (40.0 - np.log(2.0))) < 1e-6
+
+
+def test_scores_module_imports_nothing_from_tabmia():
+    import ast
+    from pathlib import Path
+
+    import tabmia.scores
+
+    tree = ast.parse(Path(tabmia.scores.__file__).read_text())
+    imported = [
+        alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+        for alias in node.names
+    ] + [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert imported and not [m for m in imported if m.split(".")[0] == "tabmia"]

@@ -24,16 +24,13 @@ from tabmia.shadow.boosting import (
     lightgbm_classifier,
     xgboost_classifier,
 )
+from tabmia.shadow.batched import auto_group_size, fit_mlps_batched
 from tabmia.shadow.fitting import fit_population
-from tabmia.shadow.mlp import (
-    TorchMLPClassifier,
-    auto_group_size,
-    fit_mlps_batched,
-    gradient_norms,
-)
+from tabmia.shadow.gradients import gradient_norms
 from tabmia.shadow.moments import masked_moments, pooled_variance
 from tabmia.shadow.pool import PoolIndex, record_keys
 from tabmia.shadow.population import ShadowPopulation, draw_in_masks
+from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
 __all__ = [
     "ShadowPopulation",

@@ -14,6 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia._array import is_categorical_dtype
+from tabmia._device import catboost_device_params, catboost_gpu_count, resolve_device_name
+
 __all__ = [
     "gpu_available",
     "catboost_classifier",
@@ -25,20 +28,8 @@ __all__ = [
 
 
 @functools.cache
-def _catboost_gpus() -> int:
-    try:
-        from catboost.utils import get_gpu_device_count
-    except ImportError:
-        return 0
-    try:
-        return int(get_gpu_device_count())
-    except Exception:  # noqa: BLE001 - a broken driver counts as no GPU
-        return 0
-
-
-@functools.cache
 def _cuda_device_present() -> bool:
-    if _catboost_gpus() > 0:
+    if catboost_gpu_count() > 0:
         return True
     try:
         import torch
@@ -94,7 +85,7 @@ def gpu_available(library: str | None = None) -> bool:
     if library is None:
         return _cuda_device_present()
     if library == "catboost":
-        return _catboost_gpus() > 0
+        return catboost_gpu_count() > 0
     if library == "xgboost":
         return _xgboost_cuda()
     if library == "torch":
@@ -112,13 +103,7 @@ def categorical_columns(X: Any) -> list[Any]:
     """Columns of a DataFrame holding categories (category, object, string dtypes)."""
     if not isinstance(X, pd.DataFrame):
         return []
-    return [
-        c
-        for c, dt in X.dtypes.items()
-        if isinstance(dt, pd.CategoricalDtype)
-        or pd.api.types.is_object_dtype(dt)
-        or pd.api.types.is_string_dtype(dt)
-    ]
+    return [c for c, dt in X.dtypes.items() if is_categorical_dtype(dt)]
 
 
 def _stringify(X: Any, columns: list[Any]) -> Any:
@@ -198,12 +183,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def catboost_classifier(**kwargs: Any) -> Any:
+def catboost_classifier(device: Any = "auto", **kwargs: Any) -> Any:
     """An unfitted CatBoost classifier on the GPU when CatBoost sees one.
 
-    Defaults (each overridable by a keyword): ``task_type="GPU"`` when
-    ``catboost.utils.get_gpu_device_count() > 0`` else ``"CPU"``, ``verbose=0``,
-    ``allow_writing_files=False``. ``thread_count`` and every other
+    Defaults (each overridable by a keyword): ``task_type`` / ``devices`` from
+    ``device``, ``verbose=0``, ``allow_writing_files=False``. ``thread_count`` and every other
     ``CatBoostClassifier`` parameter pass through. On a GPU, train shadows one at a
     time (``ShadowPopulation(..., n_jobs=1)``): parallel jobs would share the device.
     The model is a :class:`CatBoostAuto`: on a DataFrame it passes the category /
@@ -212,6 +196,10 @@ def catboost_classifier(**kwargs: Any) -> Any:
 
     Parameters
     ----------
+    device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
+        ``"auto"``: the GPU when ``catboost.utils.get_gpu_device_count() > 0``, else
+        the CPU; ``"cuda:N"``: GPU ``N`` (``devices="N"``). CUDA that CatBoost does
+        not see warns and falls back to the CPU.
     **kwargs
         ``CatBoostClassifier`` parameters.
 
@@ -229,8 +217,8 @@ def catboost_classifier(**kwargs: Any) -> Any:
     """
     import tabmia.shadow.boosting as mod
 
-    params = {
-        "task_type": "GPU" if gpu_available("catboost") else "CPU",
+    params: dict[str, Any] = {
+        **catboost_device_params(device),
         "verbose": 0,
         "allow_writing_files": False,
     }
@@ -238,16 +226,23 @@ def catboost_classifier(**kwargs: Any) -> Any:
     return mod.CatBoostAuto(**params)
 
 
-def xgboost_classifier(**kwargs: Any) -> Any:
+def xgboost_classifier(device: Any = "auto", **kwargs: Any) -> Any:
     """An unfitted ``xgboost.XGBClassifier`` on CUDA when XGBoost can use it.
 
-    Defaults (each overridable): ``tree_method="hist"``, ``device="cuda"`` when
-    :func:`gpu_available` ("xgboost") else ``"cpu"``, ``enable_categorical=True``
+    Defaults (each overridable): ``tree_method="hist"``, ``enable_categorical=True``
     (DataFrame category columns are used natively).
 
     XGBoost needs labels ``0..C-1`` with every class present in each training set:
     encode string labels first, and use it as a shadow only when no class is so
     rare that a random half of the pool can miss it.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
+        ``"auto"``: CUDA when :func:`gpu_available` ("xgboost"), else the CPU. CUDA
+        that XGBoost cannot use warns and falls back to the CPU.
+    **kwargs
+        ``XGBClassifier`` parameters.
 
     Returns
     -------
@@ -258,7 +253,12 @@ def xgboost_classifier(**kwargs: Any) -> Any:
 
     params = {
         "tree_method": "hist",
-        "device": "cuda" if gpu_available("xgboost") else "cpu",
+        "device": resolve_device_name(
+            device,
+            n_gpus=lambda: int(_xgboost_cuda()),
+            library="XGBoost",
+            check_index=False,  # XGBoost does not say how many devices it sees
+        ),
         "enable_categorical": True,
     }
     params.update(kwargs)

@@ -28,7 +28,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted
+from tabmia._seeding import seed_estimator
 from tabmia.scores import SCORE_NAMES, membership_score
 from tabmia.target import TargetModel, n_rows, take_rows
 
@@ -147,30 +149,6 @@ def _label_encoder(classes: np.ndarray) -> TargetModel:
     return TargetModel(_NoModel(), classes=classes)
 
 
-def _is_catboost(obj: Any) -> bool:
-    return any(k.__module__.startswith("catboost") for k in type(obj).__mro__)
-
-
-def _seed_estimator(estimator: Any, seed: int) -> None:
-    """Set every ``random_state`` / ``random_seed`` parameter (nested ones too) to ``seed``."""
-    if not hasattr(estimator, "get_params"):
-        return
-    params = estimator.get_params(deep=True)
-    updates = {
-        key: int(seed)
-        for key in params
-        if key.rsplit("__", 1)[-1] in ("random_state", "random_seed")
-    }
-    # CatBoost lists only the parameters it was given: seed those that have none
-    for key, obj in [("", estimator), *params.items()]:
-        if _is_catboost(obj) and hasattr(obj, "get_params"):
-            own = obj.get_params()
-            if "random_state" not in own and "random_seed" not in own:
-                updates[f"{key}__random_seed" if key else "random_seed"] = int(seed)
-    if updates:
-        estimator.set_params(**updates)
-
-
 def _describe(obj: Any) -> str:
     """A stable text description of an estimator's settings (no memory addresses)."""
     if hasattr(obj, "get_params") and not isinstance(obj, type):
@@ -224,7 +202,8 @@ def _chunk_rows(n_classes: int) -> int:
 
 def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
     """Yield ``(slice, proba (m, C) float64, logits or None)`` in ``classes`` order."""
-    from tabmia.shadow.mlp import TorchMLPClassifier, _softmax
+    from tabmia._array import softmax
+    from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
     n = n_rows(X)
     step = _chunk_rows(classes.size)
@@ -232,7 +211,7 @@ def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
         for start in range(0, n, step):
             sl = slice(start, min(start + step, n))
             logits = model.decision_function(take_rows(X, sl)).astype(np.float64)
-            yield sl, _softmax(logits.copy()), logits
+            yield sl, softmax(logits), logits
         return
     target = TargetModel(model, batch_size=step)
     cols = _label_encoder(classes).encode_labels(target.classes_, name="the shadow's classes_")
@@ -276,7 +255,7 @@ def _train_one(
     scores must not depend on ``n_jobs``. Parallelism comes from the jobs.
     """
     model = clone_unfitted(recipe)
-    _seed_estimator(model, seed)
+    seed_estimator(model, seed)
     rows = np.flatnonzero(mask)
     with threadpool_limits(limits=1, user_api="blas"):
         model.fit(take_rows(X, rows), y[rows])
@@ -298,7 +277,7 @@ def _train_mlp_group(
     verbose: bool,
 ) -> list[tuple[int, np.ndarray, Any]]:
     """One joblib task: train the MLPs ``ks`` as a batched network, score the pool."""
-    from tabmia.shadow.mlp import fit_mlps_batched
+    from tabmia.shadow.batched import fit_mlps_batched
 
     models = fit_mlps_batched(
         X32, y_idx, masks, seeds, params, device, classes=classes, verbose=verbose
@@ -608,15 +587,13 @@ class ShadowPopulation(BaseEstimator):
         -------
         self
         """
-        from tabmia.shadow.mlp import TorchMLPClassifier
+        from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
         if self.estimator is None:
             raise ValueError("estimator is None: pass an unfitted shadow model recipe")
         self._validate_params()
         n = n_rows(X)
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            y_arr = y_arr.ravel()
+        y_arr = ravel_column(y)
         if y_arr.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y_arr.shape}")
         if y_arr.shape[0] != n:
@@ -676,11 +653,11 @@ class ShadowPopulation(BaseEstimator):
         self.device_ = None
         if is_mlp:
             from tabmia._device import resolve_device
-            from tabmia.shadow.mlp import _as_float32
+            from tabmia.shadow._inputs import as_float32
 
             mlp_device = self.device if str(self.device) != "auto" else recipe.device
             self.device_ = resolve_device(mlp_device)
-            X_train = _as_float32(X)
+            X_train = as_float32(X)
             tasks = self._mlp_tasks(
                 recipe, todo, seeds, masks, X_train, y_idx, classes, mlp_device
             )
@@ -729,7 +706,7 @@ class ShadowPopulation(BaseEstimator):
         """
         import joblib
 
-        from tabmia.shadow.mlp import auto_group_size
+        from tabmia.shadow.batched import auto_group_size
 
         if todo.size == 0:
             return []
@@ -797,9 +774,7 @@ class ShadowPopulation(BaseEstimator):
         """
         models = self._check_models()
         n = n_rows(X)
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            y_arr = y_arr.ravel()
+        y_arr = ravel_column(y)
         if y_arr.shape != (n,):
             raise ValueError(f"X has {n} records but y has shape {y_arr.shape}")
         y_idx = _label_encoder(self.classes_).encode_labels(y_arr, name="y")

@@ -1,0 +1,80 @@
+"""``tabmia audit``'s output: the warnings it turns into notes and the files it writes.
+
+Every file goes into a temporary folder inside ``--out`` first and moves in only
+once all were written, so a failed run leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+from tabmia.exceptions import FPRFallbackWarning
+
+__all__ = ["report_fpr_fallbacks", "write_outputs"]
+
+
+def report_fpr_fallbacks(caught: list[warnings.WarningMessage]) -> list[str]:
+    """Print each attack's FPR fallback once as a note; re-issue every other warning."""
+    notes: list[str] = []
+    for w in caught:
+        if issubclass(w.category, FPRFallbackWarning):
+            if str(w.message) not in notes:
+                notes.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for note in notes:
+        print(f"tabmia: note: {note}", file=sys.stderr)
+    return notes
+
+
+def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[str, Any],
+                   records: Any, elapsed: float, verdict: list[str] | None = None) -> None:
+    """Write every file into a temporary folder, then move them into --out together."""
+    import datetime
+
+    import tabmia
+    from tabmia.report import plot_roc
+    from tabmia.report.html import write_html_report
+
+    # the process's command line, with the entry point (console script or cli.py) as `tabmia`
+    command = getattr(args, "command_line", None) or "tabmia " + shlex.join(sys.argv[1:])
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    md += f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=args.out, prefix=".partial-") as tmp:
+        tmp_path = Path(tmp)
+        payload = {
+            "tabmia_version": tabmia.__version__,
+            "command": command,
+            "date": date,
+            "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "context": context,
+            "seconds": elapsed,
+            "verdict": verdict,
+            "target_accuracy": (result.target_accuracy.to_dict(orient="records")
+                                if result.target_accuracy is not None else None),
+            # what each attack flags at its own threshold, per seed (the attacker's result)
+            "at_own_threshold": json.loads(result.at_own_threshold().to_json(orient="records")),
+            "metrics": json.loads(result.metrics.to_json(orient="records")),
+        }
+        (tmp_path / "results.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
+        (tmp_path / "results.md").write_text(md)
+        result.scores.to_csv(tmp_path / "scores.csv.gz", index=False)
+        plot_roc(result.scores, tmp_path / "roc.png",
+                 title="ROC (log-log)" + (f", seed 0 of {args.seeds}" if args.seeds > 1 else ""))
+        write_html_report(
+            result, tmp_path / "report.html", context=context, epsilon=args.epsilon,
+            delta=args.delta, fprs=args.fprs, gammas=args.gammas, top_k=args.top_k,
+            records=records, show_records=args.show_records, command=command,
+            version=tabmia.__version__, date=date,
+        )
+        for f in tmp_path.iterdir():
+            shutil.move(str(f), args.out / f.name)

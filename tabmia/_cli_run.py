@@ -1,0 +1,372 @@
+"""``tabmia audit``'s two run modes: the built-in game and your own model.
+
+:func:`run_audit` checks the parsed arguments, builds the attacks, plays the
+membership game on a data set (``--dataset``) or audits a given model
+(``--model-file`` / ``--*-proba`` with ``--train`` and ``--population``),
+prints the results table and hands the files to :mod:`tabmia._cli_outputs`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from tabmia._cli_inputs import (
+    UsageError,
+    apply_categories,
+    check_count,
+    check_out_folder,
+    check_shared,
+    check_size,
+    first_line,
+    load_model,
+    read_table,
+    split_label,
+)
+from tabmia._cli_outputs import report_fpr_fallbacks, write_outputs
+from tabmia.exceptions import FPRFallbackWarning
+
+__all__ = ["DEFAULT_ATTACKS", "SCORE_ATTACKS", "run_audit"]
+
+#: Attacks that need only the target's outputs (the default with precomputed
+#: probabilities, or a model file given without ``--recipe``).
+SCORE_ATTACKS = "loss,loss_class,confidence,entropy,modified_entropy"
+#: Default where shadow / reference models can be trained (the built-in game, or
+#: ``--recipe``): the score attacks plus LiRA and RMIA, the strongest at low FPR.
+DEFAULT_ATTACKS = SCORE_ATTACKS + ",lira,rmia"
+# attack parameters that take the unfitted training recipe
+_RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
+
+
+# -------------------------------------------------------------------- inputs
+def _recipe(args: argparse.Namespace, X: Any) -> Any:
+    from tabmia.recipes import MODEL_NAMES, make_model
+
+    if args.recipe is None:
+        return None
+    if args.recipe in MODEL_NAMES:
+        return _set_threads(make_model(args.recipe, X), args.threads)
+    path = Path(args.recipe)
+    if not path.is_file():
+        raise UsageError(f"--recipe {args.recipe}: neither a recipe name ({', '.join(MODEL_NAMES)}) nor a file")
+    recipe = load_model(path, args.trust_types, flag="--recipe")
+    if not hasattr(recipe, "fit"):
+        raise UsageError(f"--recipe {path}: the object has no fit method")
+    return _set_threads(recipe, args.threads)
+
+
+def _make_attacks(
+    args: argparse.Namespace, recipe: Any = None, *, can_train: bool = True
+) -> dict[str, Any]:
+    """The attacks named by ``--attacks``; by default the score attacks, plus LiRA and
+    RMIA when shadow models can be trained (``can_train``)."""
+    from tabmia._attack_builder import build_attacks
+
+    chosen = args.attacks
+    if chosen is None:
+        chosen = DEFAULT_ATTACKS if can_train else SCORE_ATTACKS
+    names = [a.strip() for a in str(chosen).split(",") if a.strip()]
+    if not names:
+        raise UsageError("--attacks is empty")
+    params: dict[str, Any] = {
+        "fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device, "n_shadow": args.n_shadow,
+        "n_reference": args.n_references, "verbose": not args.quiet,
+        "cache_dir": None if args.cache_dir is None else str(args.cache_dir),
+    }
+    if recipe is not None:
+        params.update({p: recipe for p in _RECIPE_PARAMS})
+    try:  # specs may carry parameters, e.g. lira:n_shadow=64
+        out = build_attacks(names, **params)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    needs = [n for n, a in out.items() if _needs_recipe(a)]
+    if needs and recipe is None and not can_train:
+        raise UsageError(
+            f"--attacks {','.join(needs)} train shadow / reference models: give the model's "
+            "training recipe with --recipe (a preset name or a joblib file of the unfitted "
+            "estimator)"
+        )
+    return out
+
+
+def _needs_recipe(attack: Any) -> bool:
+    params = attack.get_params(deep=False)
+    if params.get("calibration", "reference") != "reference":
+        return False
+    return any(p in params for p in ("shadow_estimator", "reference_estimator"))
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.seeds < 1:
+        raise UsageError("--seeds must be >= 1")
+    if not 0.0 < args.fpr < 1.0:
+        raise UsageError(f"--fpr must be in (0, 1), got {args.fpr}")
+    if any(not 0.0 < f < 1.0 for f in args.fprs):
+        raise UsageError("--fprs values must be in (0, 1)")
+    if any(g <= 0 for g in args.gammas):
+        raise UsageError("--gammas values must be > 0")
+    if args.prior is not None and args.prior <= 0:
+        raise UsageError("--prior must be > 0")
+    if args.epsilon is not None and args.epsilon < 0:
+        raise UsageError("--epsilon must be >= 0")
+    if args.top_k < 1:
+        raise UsageError("--top-k must be >= 1")
+    check_size(args.train_size, "--train-size")
+    check_size(args.public_size, "--public-size")
+    check_count(args.max_members, "--max-members")
+    check_count(args.n_shadow, "--n-shadow", 4)  # two OUT shadows per record
+    check_count(args.n_references, "--n-references", 2)  # an OUT reference per record
+    check_count(args.threads, "--threads")
+    if args.n_jobs == 0:
+        raise UsageError("--n-jobs must not be 0 (-1: all cores, N >= 1: N jobs)")
+    if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
+        raise UsageError(f"--cache-dir {args.cache_dir} exists and is not a folder")
+    check_out_folder(args.out)
+    own = [args.model_file, args.train, args.population, args.train_proba, args.population_proba]
+    if any(v is not None for v in own):
+        if args.train is None or args.population is None or args.label is None:
+            raise UsageError("auditing your own model needs --train, --population and --label")
+        probas = (args.train_proba is not None, args.population_proba is not None)
+        if args.model_file is None and not all(probas):
+            raise UsageError("give --model-file, or both --train-proba and --population-proba")
+        if args.model_file is not None and any(probas):
+            raise UsageError("give either --model-file or the --*-proba files, not both")
+        if any(probas) and not all(probas):
+            raise UsageError("--train-proba and --population-proba go together")
+
+
+# ---------------------------------------------------------------------- runs
+def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
+    import numpy as np
+
+    from tabmia.datasets import DataNotFoundError, load_dataset
+    from tabmia.experiment import MembershipExperiment, split_membership
+    from tabmia.recipes import make_model
+    from tabmia.target import n_rows, take_rows
+
+    try:
+        bunch = load_dataset(args.dataset)
+    except DataNotFoundError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from exc
+    except (ValueError, KeyError) as exc:
+        raise UsageError(str(exc).splitlines()[0]) from exc
+    X, y = bunch.data, np.asarray(bunch.target)
+    if args.max_records is not None:
+        if args.max_records < 20:
+            raise UsageError("--max-records must be at least 20")
+        if n_rows(X) > args.max_records:
+            rng = np.random.RandomState(args.random_state)
+            idx = np.sort(rng.choice(n_rows(X), args.max_records, replace=False))
+            X, y = take_rows(X, idx), y[idx]
+    try:  # the sizes against this data set, before anything trains
+        split_membership(n_rows(X), train_size=args.train_size, public_size=args.public_size,
+                         prior=args.prior, random_state=0)
+    except ValueError as exc:
+        message = first_line(exc)
+        for name in ("train_size", "public_size", "prior"):
+            message = message.replace(name, "--" + name.replace("_", "-"))
+        raise UsageError(f"{message} (the data set has {n_rows(X)} records)") from exc
+    model = _set_threads(make_model(args.model, X), args.threads)
+    experiment = MembershipExperiment(
+        model, _make_attacks(args, recipe=None), train_size=args.train_size,
+        public_size=args.public_size, prior=args.prior, n_repeats=args.seeds, fprs=args.fprs,
+        gammas=args.gammas, random_state=args.random_state, verbose=not args.quiet,
+        fpr_fallback=not args.fpr_given,
+    )
+    with _thread_limits(args):
+        result = experiment.run(X, y)
+    split, acc = result.splits[0], result.target_accuracy
+    context = {
+        "data": args.dataset, "target": args.model, "members": len(split.members),
+        "non-members": len(split.nonmembers), "attacker public records": len(split.public),
+        "seeds": args.seeds, "train accuracy": f"{acc['train_accuracy'].mean():.3f}",
+        "held-out accuracy": f"{acc['test_accuracy'].mean():.3f}", **_cache_context(args, result),
+    }
+    records = take_rows(X, split.train) if hasattr(X, "iloc") else None
+    if records is not None:
+        records = records.reset_index(drop=True)
+        # riskiest_records reports dataset row indices: index the contents the same way
+        records.index = split.train
+        records = records.reindex(range(n_rows(X)))
+    return result, context, records
+
+
+def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
+    import numpy as np
+
+    from tabmia.audit import audit_model
+    from tabmia.exceptions import DuplicateRecordsWarning
+    from tabmia.target import PrecomputedProbabilities, TargetModel
+
+    read = {"encoding": args.encoding, "sep": args.sep}
+    X_tr, y_tr = split_label(read_table(args.train, "--train", **read), args.label, "--train")
+    X_pop, y_pop = split_label(read_table(args.population, "--population", **read), args.label,
+                               "--population")
+    missing = [c for c in X_tr.columns if c not in X_pop.columns]
+    if missing:
+        raise UsageError(f"--population lacks columns of --train: {missing[:10]}")
+    X_pop = X_pop[list(X_tr.columns)]
+    if len(X_pop) < 2:
+        raise UsageError(f"--population has {len(X_pop)} record; it needs at least 2 (half "
+                         "become the attacker's data, half the non-member candidates)")
+    shared_note = check_shared(X_tr, y_tr, X_pop, y_pop)
+    if args.model_file is not None:
+        model = load_model(args.model_file, args.trust_types)
+        X_tr, X_pop = apply_categories(model, [X_tr, X_pop], list(args.categorical),
+                                       ["--train", "--population"])
+        try:
+            target = TargetModel(model, device=args.device)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"--model-file {args.model_file}: {exc}") from exc
+    else:
+        p_tr = read_table(args.train_proba, "--train-proba", **read)
+        p_pop = read_table(args.population_proba, "--population-proba", **read)
+        if list(p_tr.columns) != list(p_pop.columns):
+            raise UsageError("--train-proba and --population-proba have different columns")
+        if len(p_tr) != len(X_tr) or len(p_pop) != len(X_pop):
+            raise UsageError("each --*-proba file needs one row per record of its data file")
+        labels = np.unique(np.r_[y_tr, y_pop])
+        classes = _proba_classes(list(p_tr.columns), labels)
+        import pandas as pd
+
+        X_all = pd.concat([X_tr, X_pop], ignore_index=True)
+        proba = np.vstack([p_tr.to_numpy(float), p_pop.to_numpy(float)])
+        try:
+            target = TargetModel(PrecomputedProbabilities(X_all, proba), classes=classes)
+        except ValueError as exc:
+            raise UsageError(f"--*-proba: {exc}") from exc
+    for flag, y in (("--train", y_tr), ("--population", y_pop)):
+        try:  # apart: np.r_ of int and str labels would turn them all into text
+            target.encode_labels(y, name=f"{flag}: label column {args.label!r}")
+        except ValueError as exc:
+            raise UsageError(first_line(exc)) from exc
+    try:
+        target.predict_proba(X_tr.iloc[:5])
+    except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
+        where = args.model_file or "--train-proba"
+        raise UsageError(f"{where}: cannot score --train records: {first_line(exc)}"
+                         + _categorical_hint(exc)) from exc
+    recipe = _recipe(args, X_tr)
+    attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None)
+    perturbing = [n for n, a in attacks.items()
+                  if type(a).__name__ in ("MerlinAttack", "MorganAttack")]
+    if perturbing and args.model_file is None:
+        raise UsageError(f"--attacks {','.join(perturbing)} query perturbed records: they need "
+                         "--model-file, not precomputed probabilities")
+    if shared_note is not None:
+        print(f"tabmia: warning: {shared_note}", file=sys.stderr)
+    with _thread_limits(args), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DuplicateRecordsWarning)  # reported just above
+        result = audit_model(
+            target, X_tr, y_tr, X_pop, y_pop, attacks, max_members=args.max_members,
+            fprs=args.fprs, gammas=args.gammas, random_state=args.random_state,
+            verbose=not args.quiet, fpr_fallback=not args.fpr_given,
+        )
+    split = result.splits[0]
+    context = {
+        "model": str(args.model_file or "precomputed probabilities"), "training records": len(X_tr),
+        "members scored": len(split.members), "non-member candidates": len(split.nonmembers),
+        "attacker public records": len(split.public), **_cache_context(args, result),
+    }
+    if shared_note is not None:
+        context["warning"] = shared_note
+    return result, context, X_tr.reset_index(drop=True)
+
+
+def _categorical_hint(exc: BaseException) -> str:
+    text = str(exc).lower()
+    if "categor" in text:
+        return " (a native-categorical model: name its columns with --categorical, or give parquet)"
+    return ""
+
+
+def _thread_limits(args: argparse.Namespace) -> Any:
+    """BLAS / OpenMP thread limit of this process for ``--threads``."""
+    from contextlib import nullcontext
+
+    if args.threads is None:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=args.threads)
+
+
+def _set_threads(estimator: Any, threads: int | None) -> Any:
+    """CatBoost's ``thread_count`` (nested too) set to ``--threads``."""
+    if threads is None or not hasattr(estimator, "get_params"):
+        return estimator
+    keys = [k for k in estimator.get_params(deep=True)
+            if k == "thread_count" or k.endswith("__thread_count")]
+    if keys:
+        estimator.set_params(**{k: threads for k in keys})
+    return estimator
+
+
+def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
+    """How many shadow / reference models this run trained and how many the cache gave."""
+    pops = [getattr(a, "population_", None) for a in result.attacks]
+    pops = [p for p in pops if p is not None and hasattr(p, "n_trained_")]
+    if args.cache_dir is None or not pops:
+        return {}
+    trained = sum(p.n_trained_ for p in pops)
+    total = sum(p.statistics_.shape[0] for p in pops)
+    return {"shadow models trained": trained, "shadow models from --cache-dir": total - trained}
+
+
+def _proba_classes(columns: list[str], labels: Any) -> Any:
+    import numpy as np
+
+    by_text = {str(v): v for v in labels}
+    if not all(c in by_text for c in columns):
+        raise UsageError(
+            f"--*-proba columns {columns[:10]} must be the class labels {list(by_text)[:10]}"
+        )
+    return np.array([by_text[c] for c in columns])
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
+    from tabmia.metrics import AuditTooSmallError, UnresolvableFPRError
+    from tabmia.report import markdown_table, results_table
+    from tabmia.report.verdict import verdict_lines
+
+    _check_args(args)
+    if not 0.0 <= args.delta < 1.0:
+        raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
+    t0 = time.perf_counter()
+    recorder = warnings.catch_warnings(record=True)
+    caught = recorder.__enter__()
+    try:
+        warnings.simplefilter("always", FPRFallbackWarning)
+        if args.train is not None:
+            result, context, records = _own_model(args)
+        else:
+            result, context, records = _built_in_game(args)
+    except UnresolvableFPRError as exc:
+        raise UsageError(f"{str(exc).splitlines()[0]} (raise --fpr or give more records)") from exc
+    except AuditTooSmallError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from exc
+    finally:
+        recorder.__exit__(None, None, None)
+        fallbacks = report_fpr_fallbacks(caught)
+    elapsed = time.perf_counter() - t0
+    if args.train is not None and "data" not in context:
+        context = {"data": str(args.train), **context}
+    if fallbacks:
+        context["FPR not promisable"] = "; ".join(fallbacks)
+    result = result.with_delta(args.delta)
+    table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
+    header = "tabmia audit: " + "; ".join(f"{k}: {v}" for k, v in context.items()) + "\n"
+    verdict = verdict_lines(result, context=context, gammas=args.gammas, epsilon=args.epsilon,
+                            delta=args.delta)
+    md = (header + "\n## Verdict\n\n" + "".join(f"- {line}\n" for line in verdict)
+          + "\n## Attacks\n\n" + markdown_table(table))
+    print(md)
+    write_outputs(args, result, md, context, records, elapsed, verdict)
+    print(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, roc.png "
+          f"({elapsed:.1f} s)")
+    return 0
