@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from tabmia._array import log_softmax
 from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.target import take_rows
 
@@ -324,7 +325,7 @@ class CalibratedAttack(ReferenceModelAttack):
 
         tm = TargetModel(model, classes=classes)
         logp = (
-            _log_softmax(tm.predict_logits(X))
+            log_softmax(tm.predict_logits(X))
             if tm.has_logits
             else _log_proba(tm.predict_proba(X), self.proba_floor_)
         )
@@ -355,7 +356,7 @@ class CalibratedAttack(ReferenceModelAttack):
             return -gradient_norms(_torch_model(self.target_), X, y)
         target = self.target_
         logp = (
-            _log_softmax(target.predict_logits(X))
+            log_softmax(target.predict_logits(X))
             if target.has_logits
             else _log_proba(target.predict_proba(X), self.proba_floor_)
         )
@@ -370,9 +371,3 @@ class CalibratedAttack(ReferenceModelAttack):
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "reference_scores_")
         return self._target_scores(X, y) - self._candidate_moments(X, y)[0]["mu_out"]
-
-
-def _log_softmax(z: np.ndarray) -> np.ndarray:
-    z = np.asarray(z, dtype=np.float64)
-    z = z - z.max(axis=1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
