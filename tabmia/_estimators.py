@@ -6,7 +6,27 @@ from typing import Any
 
 from sklearn.base import clone
 
-__all__ = ["clone_recipe", "recipe_of"]
+__all__ = ["clone_recipe", "clone_unfitted", "recipe_of"]
+
+
+def clone_unfitted(estimator: Any, *, safe: bool = True) -> Any:
+    """``sklearn.base.clone``, also for estimators whose ``get_params`` returns copies.
+
+    CatBoost's ``get_params`` returns a new list for ``cat_features`` on every call,
+    which ``clone`` takes for a constructor that modifies its parameter and refuses.
+    When the rebuilt estimator's parameters equal the original's, the copy is sound.
+    ``safe=False`` deep-copies a non-estimator, like ``clone``.
+    """
+    try:
+        return clone(estimator, safe=safe)
+    except RuntimeError:
+        import joblib
+
+        params = estimator.get_params(deep=False)
+        copy = type(estimator)(**{k: clone(v, safe=False) for k, v in params.items()})
+        if joblib.hash(copy.get_params(deep=False)) != joblib.hash(params):
+            raise
+        return copy
 
 
 def _is_frozen(estimator: Any) -> bool:
@@ -43,7 +63,7 @@ def clone_recipe(estimator: Any, *, name: str, target: Any = None) -> Any:
             f"{name} is the target object itself; pass an unfitted estimator with the "
             "same settings (e.g. sklearn.base.clone(target))"
         )
-    copy = clone(estimator)
+    copy = clone_unfitted(estimator)
     if copy is estimator or (target is not None and copy is target) or _is_frozen(copy):
         raise ValueError(
             f"{name}: sklearn.base.clone returned the same object, so a 'shadow' would be "

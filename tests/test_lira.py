@@ -14,17 +14,11 @@ from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
-from tabmia.attacks.lira import (
-    LiRAAttack,
-    PoolIndex,
-    masked_moments,
-    offline_score,
-    online_score,
-    pooled_variance,
-)
+from tabmia.attacks.lira import LiRAAttack, offline_score, online_score
 from tabmia.attacks.loss import LossAttack
 from tabmia.metrics import auc, tpr_at_fpr
 from tabmia.scores import membership_score
+from tabmia.shadow import PoolIndex, masked_moments, pooled_variance
 
 SEEDS = (0, 1, 2)
 N = 2000  # members = non-members = N; public = 2 N

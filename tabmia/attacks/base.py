@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from tabmia._estimators import clone_recipe, recipe_of
+from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
 from tabmia._records import record_hashes
 from tabmia.exceptions import DuplicateRecordsWarning
 from tabmia.metrics import UnresolvableFPRError
@@ -103,7 +103,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         """Clone the attack's settings, keeping the fitted target by reference."""
         params = self.get_params(deep=False)
         target = params.pop("target", None)
-        new_params = {k: clone(v, safe=False) for k, v in params.items()}
+        new_params = {k: clone_unfitted(v, safe=False) for k, v in params.items()}
         return type(self)(target=target, **new_params)
 
     def __sklearn_tags__(self):  # noqa: D105

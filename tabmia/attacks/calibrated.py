@@ -15,7 +15,6 @@ own training records (``calibration="forgetting"``, Sec. 3, 4.1; torch MLP targe
 from __future__ import annotations
 
 import copy
-import os
 from numbers import Integral, Real
 from typing import Any
 
@@ -23,8 +22,8 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from tabmia.attacks.base import BaseMembershipAttack
-from tabmia.attacks.lira import PoolIndex, fit_population, masked_moments
+from tabmia._array import log_softmax
+from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.target import take_rows
 
 __all__ = ["CalibratedAttack", "CALIBRATED_SCORES"]
@@ -59,7 +58,7 @@ def _torch_model(obj: Any) -> Any:
     return model if isinstance(model, TorchMLPClassifier) else None
 
 
-class CalibratedAttack(BaseMembershipAttack):
+class CalibratedAttack(ReferenceModelAttack):
     """Watson et al.'s difficulty-calibrated loss, confidence or gradient-norm attack.
 
     ``decision_function(X, y) = s(h, z) - mean_g s(g, z)`` with ``h`` the target and
@@ -172,7 +171,7 @@ class CalibratedAttack(BaseMembershipAttack):
     """
 
     _parameter_constraints = {
-        **BaseMembershipAttack._parameter_constraints,
+        **ReferenceModelAttack._parameter_constraints,
         "score": [StrOptions(set(CALIBRATED_SCORES))],
         "calibration": [StrOptions({"reference", "forgetting"})],
         "reference_estimator": [None, HasMethods(["fit"])],
@@ -180,10 +179,6 @@ class CalibratedAttack(BaseMembershipAttack):
         "forgetting_epochs": [Interval(Integral, 0, None, closed="left")],
         "forgetting_lr": [None, Interval(Real, 0, None, closed="neither")],
         "proba_floor": [None, StrOptions({"auto"}), Interval(Real, 0, 1, closed="neither")],
-        "calibration_share": [Interval(Real, 0, 1, closed="left")],
-        "n_jobs": [Integral, None],
-        "cache_dir": [str, os.PathLike, None],
-        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -225,8 +220,6 @@ class CalibratedAttack(BaseMembershipAttack):
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
 
-    _holds_out_calibration = True
-
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_reference": 2}
@@ -243,12 +236,9 @@ class CalibratedAttack(BaseMembershipAttack):
             self._fit_forgetting(X, y)
         else:
             self._fit_reference(X, y)
-        # identical public records share their references (a copy IN is the record IN)
-        self._pool = PoolIndex(X, y, self.in_masks_)
-        self.in_masks_ = self._pool.in_masks
-        c, mean, _ = masked_moments(self.reference_scores_, ~self.in_masks_)
-        self._out_count, self._out_mean = c, mean
-        if not (c > 0).any():
+        self._index_pool(X, y, self.in_masks_)
+        self._set_moments(self.reference_scores_)
+        if not (self._moments["c_out"] > 0).any():
             raise ValueError("no public record has an OUT reference model; use n_reference >= 2")
 
     def _resolve_floor(self, X: Any, y: np.ndarray) -> float:
@@ -266,8 +256,7 @@ class CalibratedAttack(BaseMembershipAttack):
         return float(0.5 * positive.min()) if positive.size else _LOG_FLOOR
 
     def _fit_reference(self, X: Any, y: np.ndarray) -> None:
-        pop = fit_population(
-            self,
+        pop = self._fit_population(
             X,
             y,
             estimator=self.reference_estimator,
@@ -336,7 +325,7 @@ class CalibratedAttack(BaseMembershipAttack):
 
         tm = TargetModel(model, classes=classes)
         logp = (
-            _log_softmax(tm.predict_logits(X))
+            log_softmax(tm.predict_logits(X))
             if tm.has_logits
             else _log_proba(tm.predict_proba(X), self.proba_floor_)
         )
@@ -367,39 +356,18 @@ class CalibratedAttack(BaseMembershipAttack):
             return -gradient_norms(_torch_model(self.target_), X, y)
         target = self.target_
         logp = (
-            _log_softmax(target.predict_logits(X))
+            log_softmax(target.predict_logits(X))
             if target.has_logits
             else _log_proba(target.predict_proba(X), self.proba_floor_)
         )
         logp = np.maximum(logp, np.log(self.proba_floor_))
         return _score_from_log_proba(self.score, logp, y)
 
-    def _reference_mean(self, X: Any, y: np.ndarray) -> np.ndarray:
-        pos = self._pool.lookup(X, y)
-        found = pos >= 0
-        mean = np.empty(pos.size)
-        mean[found] = self._out_mean[pos[found]]
-        no_out = found & ~(self._out_count[np.maximum(pos, 0)] > 0)
-        miss = np.flatnonzero(~found | no_out)
-        if miss.size:
-            X_miss = take_rows(X, miss)
-            if self.score == "loss" and self.population_ is not None:
-                y_raw = self.target_.classes_[y[miss]]
-                ref = np.maximum(
-                    self.population_.statistics(X_miss, y_raw).astype(np.float64),
-                    np.log(self.proba_floor_),
-                )
-            else:
-                ref = self._reference_scores(X_miss, y[miss])
-            mean[miss] = ref.mean(axis=0)
-        return mean
+    def _reference_statistics(self, X: Any, y: np.ndarray) -> np.ndarray:
+        if self.score == "loss" and self.population_ is not None:
+            return np.maximum(super()._reference_statistics(X, y), np.log(self.proba_floor_))
+        return self._reference_scores(X, y)
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "reference_scores_")
-        return self._target_scores(X, y) - self._reference_mean(X, y)
-
-
-def _log_softmax(z: np.ndarray) -> np.ndarray:
-    z = np.asarray(z, dtype=np.float64)
-    z = z - z.max(axis=1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        return self._target_scores(X, y) - self._candidate_moments(X, y)[0]["mu_out"]

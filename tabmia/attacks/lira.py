@@ -12,29 +12,24 @@ Gaussians fitted to the shadows' scores:
   deviations above its mean, and the low-FPR end of the ROC curve is lost);
 - online (Alg. 1): the log likelihood ratio ``log N(t; mu_in, sigma_in^2) -
   log N(t; mu_out, sigma_out^2)``.
-
-The helpers at the bottom (record keys, masked moments) are shared with
-:mod:`tabmia.attacks.rmia` and :mod:`tabmia.attacks.calibrated`.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from scipy.special import log_ndtr
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from tabmia._estimators import clone_recipe, recipe_of
-from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.scores import membership_score
-from tabmia.target import _row_keys, take_rows
+from tabmia.shadow.moments import masked_moments, pooled_variance
+from tabmia.target import take_rows
 
 __all__ = ["LiRAAttack"]
 
@@ -54,7 +49,7 @@ LOGIT_CLIP_GRID_MIN = 1e-6
 _MAX_SIMULATED_TARGETS = 16
 
 
-class LiRAAttack(BaseMembershipAttack):
+class LiRAAttack(ReferenceModelAttack):
     """Likelihood ratio attack (LiRA), online or offline.
 
     ``fit(X, y)`` trains ``n_shadow`` shadow models (clones of ``shadow_estimator``)
@@ -239,7 +234,7 @@ class LiRAAttack(BaseMembershipAttack):
     """
 
     _parameter_constraints = {
-        **BaseMembershipAttack._parameter_constraints,
+        **ReferenceModelAttack._parameter_constraints,
         "shadow_estimator": [None, HasMethods(["fit"])],
         "n_shadow": [Interval(Integral, 2, None, closed="left")],
         "online": ["boolean"],
@@ -247,10 +242,6 @@ class LiRAAttack(BaseMembershipAttack):
         "variance": [StrOptions({"auto", "global", "per_example"})],
         "proba_clip": [None, StrOptions({"auto"}), Interval(Real, 0, 0.5, closed="left")],
         "pkeep": [Interval(Real, 0, 1, closed="neither")],
-        "calibration_share": [Interval(Real, 0, 1, closed="left")],
-        "n_jobs": [Integral, None],
-        "cache_dir": [str, os.PathLike, None],
-        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -356,8 +347,7 @@ class LiRAAttack(BaseMembershipAttack):
                 f"n_shadow={self.n_shadow} with pkeep={self.pkeep} leaves some records "
                 "without OUT" + (" or IN" if self.online else "") + " shadows; use more shadows"
             )
-        pop = fit_population(
-            self,
+        self.population_ = self._fit_population(
             X,
             y,
             estimator=self.shadow_estimator,
@@ -366,9 +356,7 @@ class LiRAAttack(BaseMembershipAttack):
             statistic=self.statistic,
             pkeep=self.pkeep,
         )
-        self.population_ = pop
-        self._pool = PoolIndex(X, y, pop.in_masks_)
-        self.in_masks_ = self._pool.in_masks
+        self._index_pool(X, y, self.population_.in_masks_)
 
         self.variance_ = (
             ("global" if self.n_shadow < 64 else "per_example")
@@ -378,10 +366,10 @@ class LiRAAttack(BaseMembershipAttack):
         t_pool, p_true = self._raw_target_statistic(X, y)
         self.proba_clip_, self.clip_search_ = self._resolve_clip(p_true)
         self._clip = _logit_bound(self.proba_clip_)
-        self._set_moments(self._clip)
+        self._set_clipped_moments(self._clip)
         self._t_pool = self._clipped(t_pool)
 
-    def _set_moments(self, bound: float | None) -> None:
+    def _set_clipped_moments(self, bound: float | None) -> None:
         """Per-record IN / OUT moments and global variances of the clipped pool scores."""
         stats = _clip_stat(self.population_.statistics_, bound)
         in_m = self.in_masks_
@@ -428,7 +416,7 @@ class LiRAAttack(BaseMembershipAttack):
         grid = [float(e) for e in np.geomspace(lo, hi, min(n_doublings + 1, _MAX_CLIP_GRID))]
         search: dict[float | None, float] = {}
         for eps in ([None] if with_none else []) + grid:  # a loop over a few clips
-            self._set_moments(_logit_bound(eps))
+            self._set_clipped_moments(_logit_bound(eps))
             search[eps] = self._simulated_tpr()
         best = max(search.values())
         if with_none and search[None] >= best - 1e-12:
@@ -513,29 +501,13 @@ class LiRAAttack(BaseMembershipAttack):
         own = np.where(c >= 2, own, g)
         return np.maximum(own, max(VARIANCE_FLOOR_SHARE * g, VARIANCE_FLOOR_ABS))
 
-    def _moments_for(self, X: Any, y: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """IN/OUT moments of each candidate (pool look-up or fresh statistics)."""
-        pos = self._pool.lookup(X, y)
-        found = pos >= 0
-        n = pos.size
-        mom = {k: np.empty(n, dtype=v.dtype) for k, v in self._moments.items()}
-        for k, v in self._moments.items():
-            mom[k][found] = v[pos[found]]
-        if (~found).any():
-            miss = np.flatnonzero(~found)
-            X_miss = take_rows(X, miss)
-            y_raw = self.target_.classes_[y[miss]]
-            stats = self._clipped(self.population_.statistics(X_miss, y_raw))
-            all_out = np.ones(stats.shape, dtype=bool)
-            c, mu, ssd = masked_moments(stats, all_out)
-            mom["c_out"][miss], mom["mu_out"][miss], mom["ssd_out"][miss] = c, mu, ssd
-            mom["c_in"][miss], mom["mu_in"][miss], mom["ssd_in"][miss] = 0, np.nan, 0.0
-        return mom, found
+    def _reference_statistics(self, X: Any, y: np.ndarray) -> np.ndarray:
+        return self._clipped(super()._reference_statistics(X, y))
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "population_")
         t = self._clipped(self._raw_target_statistic(X, y)[0])
-        mom, found = self._moments_for(X, y)
+        mom, found = self._candidate_moments(X, y, need_out=False)
         var_out = self._record_var(mom["ssd_out"], mom["c_out"], self.global_var_out_)
         if not self.online:
             return offline_score(t, mom["mu_out"], var_out, mom["c_out"])
@@ -583,140 +555,6 @@ class LiRAAttack(BaseMembershipAttack):
         # non-member candidate in the pool: their online scores are exchangeable
         rows = np.flatnonzero(mask)
         return self._score(take_rows(X, rows), y[rows])
-
-
-# ============================================================== shared helpers
-def fit_population(
-    attack: BaseMembershipAttack,
-    X: Any,
-    y_idx: np.ndarray,
-    *,
-    estimator: Any,
-    name: str,
-    n_models: int,
-    statistic: str,
-    pkeep: float = 0.5,
-    cache_tag: str | None = None,
-) -> Any:
-    """Train a :class:`~tabmia.shadow.ShadowPopulation` for ``attack`` on ``(X, y_idx)``.
-
-    The recipe is ``estimator`` (cloned) or the target's own; the seed comes from the
-    attack's random state; a ``cache_dir`` gets one sub-folder per pool and statistic,
-    so that proxy fits (threshold goals) and different pools never collide.
-    """
-    from tabmia.shadow import ShadowPopulation
-    from tabmia.shadow.population import _fingerprint
-
-    if estimator is not None:
-        recipe = clone_recipe(estimator, name=name, target=attack.target)
-    else:
-        recipe = recipe_of(attack.target, name=name)
-    classes = attack.target_.classes_
-    y_raw = classes[y_idx]
-    cache_dir = getattr(attack, "cache_dir", None)
-    if cache_dir is not None:
-        tag = cache_tag or statistic
-        cache_dir = os.path.join(
-            os.fspath(cache_dir), f"{type(attack).__name__}-{tag}-{_fingerprint(X, y_raw)[:16]}"
-        )
-    pop = ShadowPopulation(
-        recipe,
-        n_models=n_models,
-        statistic=statistic,
-        classes=classes,
-        pkeep=pkeep,
-        n_jobs=getattr(attack, "n_jobs", None),
-        random_state=attack._draw_seed(),
-        cache_dir=cache_dir,
-        keep_models=True,
-        verbose=getattr(attack, "verbose", False),
-        target=attack.target,
-    )
-    # BLAS summation order depends on its thread count, and training (an MLP's many
-    # small steps) amplifies the difference: one thread in this process, like in each
-    # worker of a 2-core machine, keeps n_jobs from changing the shadows
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        return pop.fit(X, y_raw)
-
-
-def record_keys(X: Any, y_idx: np.ndarray) -> np.ndarray:
-    """A 64-bit hash per labelled record, equal for equal (features, label) pairs."""
-    frame = pd.DataFrame({"x": _row_keys(X), "y": np.asarray(y_idx, dtype=np.int64)})
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
-
-
-class PoolIndex:
-    """Find candidate records among the rows of a shadow pool.
-
-    Identical records (same features and label) in the pool are one record: its
-    effective membership mask is the OR of its copies' masks (a shadow trained on one
-    copy has seen the record), and every copy carries that mask.
-    """
-
-    def __init__(self, X: Any, y_idx: np.ndarray, in_masks: np.ndarray) -> None:
-        keys = record_keys(X, y_idx)
-        codes, uniques = pd.factorize(keys)
-        self.n_duplicates = int(keys.size - uniques.size)
-        if self.n_duplicates:
-            agg = np.zeros((in_masks.shape[0], uniques.size), dtype=bool)
-            for k in range(in_masks.shape[0]):  # a loop over models
-                agg[k] = np.bincount(codes, weights=in_masks[k], minlength=uniques.size) > 0
-            in_masks = agg[:, codes]
-        self.in_masks = in_masks
-        # first pool row of each distinct record
-        first = np.full(uniques.size, -1, dtype=np.int64)
-        first[codes[::-1]] = np.arange(keys.size)[::-1]
-        self._index = pd.Index(uniques)
-        self._first = first
-
-    def lookup(self, X: Any, y_idx: np.ndarray) -> np.ndarray:
-        """Pool row of each record, -1 where the record is not in the pool."""
-        pos = self._index.get_indexer(record_keys(X, y_idx))
-        return np.where(pos >= 0, self._first[np.maximum(pos, 0)], -1)
-
-
-def masked_moments(
-    stats: np.ndarray, mask: np.ndarray, chunk: int = 16384
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-record count, mean and sum of squared deviations of ``stats[mask]``.
-
-    Parameters
-    ----------
-    stats : ndarray of shape (n_models, n)
-    mask : ndarray of bool of shape (n_models, n)
-
-    Returns
-    -------
-    count : ndarray of int64 of shape (n,)
-    mean : ndarray of float64 of shape (n,)
-        NaN where ``count == 0``.
-    ssd : ndarray of float64 of shape (n,)
-        ``sum (x - mean)^2`` over the masked entries (0 where ``count == 0``).
-    """
-    n = stats.shape[1]
-    count = mask.sum(axis=0).astype(np.int64)
-    mean = np.full(n, np.nan)
-    ssd = np.zeros(n)
-    for start in range(0, n, chunk):  # chunks of records bound the float64 temporaries
-        sl = slice(start, min(start + chunk, n))
-        x = np.asarray(stats[:, sl], dtype=np.float64)
-        w = mask[:, sl]
-        c = count[sl]
-        tot = np.where(w, x, 0.0).sum(axis=0)
-        mu = np.divide(tot, c, out=np.full(tot.shape, np.nan), where=c > 0)
-        d = np.where(w, x - np.nan_to_num(mu), 0.0)
-        mean[sl] = mu
-        ssd[sl] = (d * d).sum(axis=0)
-    return count, mean, ssd
-
-
-def pooled_variance(count: np.ndarray, ssd: np.ndarray) -> float:
-    """Pooled within-record variance ``sum ssd / sum (count - 1)`` (records with >= 2)."""
-    ok = count >= 2
-    dof = float((count[ok] - 1).sum())
-    return float(ssd[ok].sum() / dof) if dof > 0 else float("nan")
 
 
 def _clip_stat(s: np.ndarray, bound: float | None) -> np.ndarray:

@@ -20,7 +20,6 @@ time and ``O(n + z)`` memory.
 
 from __future__ import annotations
 
-import os
 from numbers import Integral, Real
 from typing import Any
 
@@ -28,10 +27,9 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from tabmia.attacks.base import BaseMembershipAttack
-from tabmia.attacks.lira import PoolIndex, fit_population, masked_moments
+from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.metrics import auc as _auc
-from tabmia.target import take_rows
+from tabmia.shadow.moments import masked_moments
 
 __all__ = ["RMIAAttack", "rmia_fraction", "A_GRID"]
 
@@ -77,7 +75,7 @@ def _tie_break(log_ratio_x: np.ndarray, n_z: int) -> np.ndarray:
     return (0.5 + np.arctan(log_ratio_x) / np.pi) / (2.0 * n_z)
 
 
-class RMIAAttack(BaseMembershipAttack):
+class RMIAAttack(ReferenceModelAttack):
     """Offline RMIA: pairwise likelihood ratios against population records.
 
     ``fit(X, y)`` trains ``n_reference`` reference models on random halves of the
@@ -197,17 +195,13 @@ class RMIAAttack(BaseMembershipAttack):
     """
 
     _parameter_constraints = {
-        **BaseMembershipAttack._parameter_constraints,
+        **ReferenceModelAttack._parameter_constraints,
         "reference_estimator": [None, HasMethods(["fit"])],
         "n_reference": [Interval(Integral, 1, None, closed="left")],
         "a": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="both")],
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "n_population": [None, Interval(Integral, 1, None, closed="left")],
         "tie_break": ["boolean"],
-        "calibration_share": [Interval(Real, 0, 1, closed="left")],
-        "n_jobs": [Integral, None],
-        "cache_dir": [str, os.PathLike, None],
-        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -247,8 +241,6 @@ class RMIAAttack(BaseMembershipAttack):
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
 
-    _holds_out_calibration = True
-
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_reference": 2}
@@ -262,8 +254,7 @@ class RMIAAttack(BaseMembershipAttack):
                 "RMIA with a single reference model trained on half of the public records "
                 "leaves half of them without an OUT reference; use n_reference >= 2"
             )
-        pop = fit_population(
-            self,
+        pop = self._fit_population(
             X,
             y,
             estimator=self.reference_estimator,
@@ -273,24 +264,22 @@ class RMIAAttack(BaseMembershipAttack):
             pkeep=0.5,
         )
         self.population_ = pop
-        self._pool = PoolIndex(X, y, pop.in_masks_)
-        self.in_masks_ = self._pool.in_masks
+        self._index_pool(X, y, pop.in_masks_)
         stats = pop.statistics_
         p_target = self._target_proba(X, y)
         if tune:
             self.a_, self.a_auc_ = self._tune_a(stats, self.in_masks_)
         else:
             self.a_, self.a_auc_ = float(self.a), {}
-        c, mean, _ = masked_moments(stats, ~self.in_masks_)
-        self._out_count, self._out_mean = c, mean
-        ok = np.flatnonzero(c > 0)
+        self._set_moments(stats)
+        ok = np.flatnonzero(self._moments["c_out"] > 0)
         if ok.size == 0:
             raise ValueError("no public record has an OUT reference model")
         rng = np.random.RandomState(self._draw_seed())
         if self.n_population is not None and self.n_population < ok.size:
             ok = np.sort(rng.choice(ok, self.n_population, replace=False))
         self.population_index_ = ok
-        r_pool = _log_ratio(p_target, mean, self.a_)
+        r_pool = _log_ratio(p_target, self._moments["mu_out"], self.a_)
         self.population_log_ratios_ = np.sort(r_pool[ok])
 
     def _target_proba(self, X: Any, y: np.ndarray) -> np.ndarray:
@@ -332,16 +321,7 @@ class RMIAAttack(BaseMembershipAttack):
 
     def _log_ratios(self, X: Any, y_idx: np.ndarray) -> np.ndarray:
         """``r_x = log p(x | theta) - log p(x)`` for label indices ``y_idx``."""
-        pos = self._pool.lookup(X, y_idx)
-        found = pos >= 0
-        mean = np.empty(pos.size)
-        mean[found] = self._out_mean[pos[found]]
-        bad = found & ~(self._out_count[np.maximum(pos, 0)] > 0)
-        miss = np.flatnonzero(~found | bad)
-        if miss.size:
-            y_raw = self.target_.classes_[y_idx[miss]]
-            p_ref = self.population_.statistics(take_rows(X, miss), y_raw).astype(np.float64)
-            mean[miss] = p_ref.mean(axis=0)
+        mean = self._candidate_moments(X, y_idx)[0]["mu_out"]
         return _log_ratio(self._target_proba(X, y_idx), mean, self.a_)
 
     def score_samples(self, X: Any, y: Any) -> np.ndarray:

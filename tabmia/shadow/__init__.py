@@ -7,6 +7,10 @@
   torch MLP with a scikit-learn API, trained many at a time as one batched network.
 - :func:`catboost_classifier`, :func:`xgboost_classifier`, :func:`lightgbm_classifier`,
   :func:`gpu_available`: boosted shadow models, on the GPU when there is one.
+- :func:`fit_population`, :class:`PoolIndex`, :func:`masked_moments`,
+  :func:`pooled_variance`: what the reference-model attacks share: train an attack's
+  population, find candidates among its pool records, and the per-record moments of
+  the models' scores.
 
 torch, CatBoost, XGBoost and LightGBM are imported only when used.
 """
@@ -21,13 +25,21 @@ from tabmia.shadow.boosting import (
     xgboost_classifier,
 )
 from tabmia.shadow.batched import auto_group_size, fit_mlps_batched
+from tabmia.shadow.fitting import fit_population
 from tabmia.shadow.gradients import gradient_norms
+from tabmia.shadow.moments import masked_moments, pooled_variance
+from tabmia.shadow.pool import PoolIndex, record_keys
 from tabmia.shadow.population import ShadowPopulation, draw_in_masks
 from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
 __all__ = [
     "ShadowPopulation",
     "draw_in_masks",
+    "fit_population",
+    "PoolIndex",
+    "record_keys",
+    "masked_moments",
+    "pooled_variance",
     "TorchMLPClassifier",
     "fit_mlps_batched",
     "gradient_norms",

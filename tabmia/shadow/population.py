@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from tabmia._array import ravel_column
-from tabmia._estimators import clone_recipe
+from tabmia._estimators import clone_recipe, clone_unfitted
 from tabmia._seeding import seed_estimator
 from tabmia.scores import SCORE_NAMES, membership_score
 from tabmia.target import TargetModel, n_rows, take_rows
@@ -254,7 +254,7 @@ def _train_one(
     the logit score between ``n_jobs=1`` with 2 BLAS threads and ``n_jobs=2``), and the
     scores must not depend on ``n_jobs``. Parallelism comes from the jobs.
     """
-    model = clone(recipe)
+    model = clone_unfitted(recipe)
     seed_estimator(model, seed)
     rows = np.flatnonzero(mask)
     with threadpool_limits(limits=1, user_api="blas"):
@@ -568,7 +568,9 @@ class ShadowPopulation(BaseEstimator):
         """Clone the settings, keeping ``target`` by reference (not un-fitting it)."""
         params = self.get_params(deep=False)
         target = params.pop("target", None)
-        return type(self)(target=target, **{k: clone(v, safe=False) for k, v in params.items()})
+        return type(self)(
+            target=target, **{k: clone_unfitted(v, safe=False) for k, v in params.items()}
+        )
 
     # ------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any) -> ShadowPopulation:

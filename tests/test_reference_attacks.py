@@ -1,0 +1,71 @@
+"""The reference-model attacks share one base class and import no other attack module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.tree import DecisionTreeClassifier
+
+import tabmia.attacks
+from tabmia.attacks import CalibratedAttack, LiRAAttack, RMIAAttack
+from tabmia.attacks._reference import ReferenceModelAttack
+
+ATTACKS_DIR = Path(tabmia.attacks.__file__).parent
+#: modules of tabmia/attacks/ that hold no attack: any attack module may import them
+BASES = {"tabmia.attacks.base", "tabmia.attacks._reference"}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return out
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for p in ATTACKS_DIR.glob("*.py") if p.name != "__init__.py"),
+    ids=lambda p: p.name,
+)
+def test_no_attack_module_imports_another(path):
+    own = f"tabmia.attacks.{path.stem}"
+    others = {
+        m for m in _imported_modules(path)
+        if m.startswith("tabmia.attacks.") and m not in BASES and m != own
+    }
+    assert not others, f"{path.name} imports attack modules {sorted(others)}"
+
+
+@pytest.mark.parametrize("cls", [LiRAAttack, RMIAAttack, CalibratedAttack])
+def test_reference_attacks_share_the_base_parameters(cls):
+    assert issubclass(cls, ReferenceModelAttack)
+    for name in ("calibration_share", "n_jobs", "cache_dir", "verbose"):
+        assert cls._parameter_constraints[name] is ReferenceModelAttack._parameter_constraints[name]
+        assert name in cls().get_params()
+
+
+def test_candidates_outside_the_pool_are_scored_by_every_model():
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    target = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:100], y[:100])
+    X_pub, y_pub = X[100:], y[100:]
+    attack = RMIAAttack(target, n_reference=4, a=0.5, random_state=0).fit(X_pub, y_pub)
+    # the public records that trained references (the others calibrate the threshold)
+    pool = np.setdiff1d(np.arange(y_pub.size), attack.calibration_index_)[:10]
+    # a pool record takes the mean of the references OUT for it, a fresh one of all
+    pool_mom, found = attack._candidate_moments(X_pub[pool], y_pub[pool])
+    assert found.all()
+    stats = attack.population_.statistics_[:, :10].astype(np.float64)
+    out = ~attack.in_masks_[:, :10]
+    np.testing.assert_allclose(pool_mom["mu_out"], (stats * out).sum(0) / out.sum(0))
+    np.testing.assert_array_equal(pool_mom["c_out"], out.sum(0))
+    fresh_mom, found = attack._candidate_moments(X[:10], y[:10])
+    assert not found.any()
+    every = attack.population_.statistics(X[:10], y[:10]).astype(np.float64)
+    np.testing.assert_allclose(fresh_mom["mu_out"], every.mean(axis=0))
+    assert (fresh_mom["c_out"] == 4).all()
