@@ -139,11 +139,11 @@ def run_seed(data: dict[str, Any], seed: int, *, shadows: list[int], n_trials: i
         f"train {acc['train']:.3f} / test {acc['test']:.3f} ({tuning['seconds']:.0f} s)")
 
     attacks: dict[str, Any] = {
-        "Marginal (hinge)": ScoreAttack(target, score="hinge", fpr=fpr),
+        "Marginal (hinge)": ScoreAttack(target, statistic="hinge", fpr=fpr),
     }
     for mode in ("pinball", "gaussian"):
         attacks[f"QMIA {mode}"] = QuantileAttack(
-            target, mode=mode, score="hinge", fpr=fpr, n_trials=n_trials, cv=3,
+            target, mode=mode, statistic="hinge", fpr=fpr, n_trials=n_trials, cv=3,
             n_jobs=1, random_state=seed,
             **({"params": {"iterations": 30, "depth": 3}} if quick else {}))
     out: dict[str, Any] = {"seed": seed, "accuracy": acc, "tuning": tuning, "attacks": {}}
@@ -192,7 +192,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"Target: CatBoost ({TARGET_ITERATIONS} iterations) tuned by 5-fold CV accuracy on "
         f"its training records over depth {GRID['depth']} x learning_rate "
         f"{GRID['learning_rate']} (the paper: Optuna). QMIA: `QuantileAttack(mode=\"pinball\","
-        f" score=\"hinge\", n_trials={cfg['n_trials']}, cv=3)` and the same with "
+        f" statistic=\"hinge\", n_trials={cfg['n_trials']}, cv=3)` and the same with "
         "`mode=\"gaussian\"` (mean and log-std regression, the paper's variant for smaller "
         "data), one CatBoost regressor each (3-fold cross-fit for the threshold). The paper "
         "tuned its regressor with 300 Optuna trials and 5-fold CV; with 5-20 trials over its "

@@ -1,0 +1,143 @@
+"""Membership games: candidate records with their membership, for model selection.
+
+An attack's hyperparameters are chosen honestly on a *simulated* game: the auditor
+trains a shadow model on part of its own public records and lets it play the target.
+The real candidates never take part, since their membership is what the audit
+measures.
+
+:func:`membership_game` shuffles the shadow's members and non-members into one
+``(X, y)`` pair whose ``y`` is a structured array with two fields, ``label`` (the
+class label) and ``member`` (bool). scikit-learn's cross-validation splits it like any
+other labels, so ``GridSearchCV(attack, grid, scoring=make_membership_scorer(...))
+.fit(X, y)`` plays one game per fold:
+
+- ``attack.fit`` receives the training part and keeps only its non-members, the
+  attacker's public records (the members are never shown to it);
+- :func:`tabmia.metrics.make_membership_scorer` scores the test part, members
+  against non-members, with the attack's ``decision_function``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from tabmia.game import membership_game, split_game_labels
+>>> X, y = membership_game(np.zeros((3, 2)), [0, 1, 1], np.ones((2, 2)), [1, 0],
+...                        random_state=0)
+>>> labels, member = split_game_labels(y)
+>>> int(member.sum()), sorted(labels.tolist())
+(3, [0, 0, 1, 1, 1])
+>>> bool(np.all(X[member] == 0) and np.all(X[~member] == 1))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from tabmia.target import concat_rows, n_rows, take_rows
+
+__all__ = ["GAME_FIELDS", "membership_game", "game_labels", "split_game_labels"]
+
+#: Field names of a membership game's ``y``.
+GAME_FIELDS: tuple[str, str] = ("label", "member")
+
+
+def _labels_1d(y: Any, name: str) -> np.ndarray:
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    return arr
+
+
+def game_labels(labels: Any, member: Any) -> np.ndarray:
+    """Structured ``y`` of a membership game from class labels and membership.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n,)
+        Class label of each record.
+    member : array-like of bool of shape (n,)
+        Whether the record trained the (shadow) model.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Structured array with fields ``label`` and ``member``.
+    """
+    labels = _labels_1d(labels, "labels")
+    member = _labels_1d(member, "member")
+    if member.dtype != bool:
+        raise ValueError(f"member must be boolean, got dtype {member.dtype}")
+    if labels.shape != member.shape:
+        raise ValueError(
+            f"labels has {labels.shape[0]} entries but member has {member.shape[0]}"
+        )
+    out = np.empty(labels.shape[0], dtype=[(GAME_FIELDS[0], labels.dtype),
+                                            (GAME_FIELDS[1], bool)])
+    out[GAME_FIELDS[0]] = labels
+    out[GAME_FIELDS[1]] = member
+    return out
+
+
+def split_game_labels(y: Any) -> tuple[Any, np.ndarray | None]:
+    """``(labels, member)`` of a membership game's ``y``; ``(y, None)`` for plain labels."""
+    if isinstance(y, np.ndarray) and y.dtype.names == GAME_FIELDS:
+        return y[GAME_FIELDS[0]], np.asarray(y[GAME_FIELDS[1]], dtype=bool)
+    return y, None
+
+
+def nonmember_rows(X: Any, labels: np.ndarray, member: np.ndarray) -> tuple[Any, np.ndarray]:
+    """The non-member records of a game: what an attack may be fitted on."""
+    keep = np.flatnonzero(~member)
+    if keep.size == 0:
+        raise ValueError(
+            "the membership game's records given to fit are all members; an attack is "
+            "fitted on known non-members (shuffle the game, e.g. membership_game does)"
+        )
+    return take_rows(X, keep), labels[keep]
+
+
+def membership_game(
+    X_members: Any,
+    y_members: Any,
+    X_nonmembers: Any,
+    y_nonmembers: Any,
+    *,
+    random_state: Any = None,
+) -> tuple[Any, np.ndarray]:
+    """Shuffle a model's members and non-members into one cross-validatable game.
+
+    Parameters
+    ----------
+    X_members, y_members : array-like, sparse matrix or DataFrame; array-like
+        Records that trained the (shadow) model, and their labels.
+    X_nonmembers, y_nonmembers : same types
+        Records it never saw, and their labels.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffle (cross-validation folds are then mixed without
+        ``shuffle=True``).
+
+    Returns
+    -------
+    X : same type as ``X_members``
+        All records, shuffled.
+    y : ndarray of shape (n,)
+        Structured labels (fields ``label`` and ``member``), see :func:`game_labels`.
+    """
+    n_in, n_out = n_rows(X_members), n_rows(X_nonmembers)
+    y_in, y_out = _labels_1d(y_members, "y_members"), _labels_1d(y_nonmembers, "y_nonmembers")
+    if (n_in, n_out) != (y_in.shape[0], y_out.shape[0]):
+        raise ValueError(
+            f"members: {n_in} records and {y_in.shape[0]} labels; non-members: {n_out} "
+            f"records and {y_out.shape[0]} labels"
+        )
+    if n_in == 0 or n_out == 0:
+        raise ValueError("a membership game needs both members and non-members")
+    X = concat_rows([X_members, X_nonmembers])
+    member = np.r_[np.ones(n_in, bool), np.zeros(n_out, bool)]
+    perm = check_random_state(random_state).permutation(n_in + n_out)
+    return take_rows(X, perm), game_labels(np.concatenate([y_in, y_out])[perm], member[perm])
