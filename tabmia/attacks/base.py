@@ -287,7 +287,12 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
 
     def _scores(self, X: Any, y: Any) -> np.ndarray:
         y_idx = self._validate_records(X, y, "decision_function")
-        validate_data(self, X, reset=False, skip_check_array=True)
+        try:
+            validate_data(self, X, reset=False, skip_check_array=True)
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc} (candidates need the columns of the public records given to fit)"
+            ) from exc
         s = np.asarray(self._score(X, y_idx), dtype=np.float64)
         if s.shape != (n_rows(X),):
             raise RuntimeError(
