@@ -33,7 +33,7 @@ from scipy import stats
 from sklearn import metrics as skm
 from sklearn.utils import check_random_state
 
-from tabmia.game import split_game_labels
+from tabmia._game_labels import split_game_labels
 
 __all__ = [
     "UnresolvableFPRError",
