@@ -42,7 +42,6 @@ from tabmia.target import concat_rows, n_rows, take_rows
 __all__ = ["GAME_FIELDS", "membership_game", "game_labels", "split_game_labels"]
 
 
-
 def nonmember_rows(X: Any, labels: np.ndarray, member: np.ndarray) -> tuple[Any, np.ndarray]:
     """The non-member records of a game: what an attack may be fitted on."""
     keep = np.flatnonzero(~member)
