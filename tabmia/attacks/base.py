@@ -69,8 +69,9 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     Attributes
     ----------
     target_ : TargetModel
-        The wrapped target (a copy when ``target`` is a ``TargetModel``: ``fit`` never
-        changes the object the user passed, its ``n_queries_`` included).
+        The wrapped target. When ``target`` is a ``TargetModel``, a copy whose
+        ``n_queries_`` counts this attack's queries only: ``fit`` never changes the
+        object the user passed.
     n_features_in_ : int
         Number of columns of ``fit``'s ``X`` (when it has columns).
     feature_names_in_ : ndarray of str
@@ -255,8 +256,10 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
                 "as target="
             )
         if isinstance(self.target, TargetModel):
-            # the attack's queries are counted on its own copy, not on the user's object
-            return copy.copy(self.target)
+            # the attack counts its own queries on its own copy, not on the user's object
+            target = copy.copy(self.target)
+            target.n_queries_ = 0
+            return target
         return as_target(self.target)
 
     def _draw_seed(self) -> int:
