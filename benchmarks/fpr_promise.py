@@ -82,7 +82,7 @@ def make_attacks(n_shadow: int, n_reference: int, n_noise: int, n_jobs: int,
     return {
         "Loss": lambda t, s: LossAttack(t),
         "Loss class-based": lambda t, s: LossAttack(t, class_based=True),
-        "Confidence": lambda t, s: ScoreAttack(t, score="confidence"),
+        "Confidence": lambda t, s: ScoreAttack(t, statistic="confidence"),
         "Quantile": lambda t, s: QuantileAttack(t, cv=2, params=quantile_params, n_jobs=n_jobs,
                                                 random_state=s),
         "LiRA offline": lambda t, s: LiRAAttack(t, n_shadow=n_shadow, random_state=s, **shadows),

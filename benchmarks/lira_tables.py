@@ -7,7 +7,7 @@ augmentation), through :class:`tabmia.experiment.MembershipExperiment`:
 - LOSS (Yeom et al.): :class:`tabmia.attacks.LossAttack`;
 - Watson et al.'s offline difficulty calibration (the LiRA paper's "per-example
   thresholds, Q_out only"): :class:`tabmia.attacks.calibrated.CalibratedAttack`,
-  ``score="loss"``, reference models trained from scratch on the public records;
+  ``statistic="loss"``, reference models trained from scratch on the public records;
 - LiRA offline and online: :class:`tabmia.attacks.lira.LiRAAttack` (logit-scaled
   confidence, Gaussian likelihood; global variance below 64 shadows, Sec. VI-B).
 
@@ -88,7 +88,7 @@ def make_attacks(n_shadow: int, n_reference: int, cache_dir: str) -> dict[str, A
     on = {"n_shadow": n_shadow, "online": True, "pkeep": 0.25, "cache_dir": cache_dir}
     return {
         "LOSS": LossAttack(),
-        "Watson offline": CalibratedAttack(score="loss", calibration="reference",
+        "Watson offline": CalibratedAttack(statistic="loss", calibration="reference",
                                            n_reference=n_reference),
         "LiRA offline": LiRAAttack(**off),
         "LiRA online": LiRAAttack(**on),
@@ -178,7 +178,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"{cfg['device']}.",
         "Target: 2 x 256 ReLU MLP, Adam, batch 200, lr 0.005, no augmentation, records "
         "L2-normalised. Attacks: LOSS = `LossAttack`; Watson offline = `CalibratedAttack("
-        "score=\"loss\", calibration=\"reference\")` (per-example threshold from the mean "
+        "statistic=\"loss\", calibration=\"reference\")` (per-example threshold from the mean "
         "OUT loss; the paper's row \"per-example thresholds (Q_out only) [68]\"); LiRA "
         "offline / online = `LiRAAttack(online=False / True)` (logit-scaled confidence, "
         "Gaussian likelihood, global variance with < 64 shadows), library defaults "

@@ -175,9 +175,9 @@ def run_seed(data: dict[str, Any], seed: int, *, shadows: list[int], n_trials: i
         f"train {acc['train']:.3f} / test {acc['test']:.3f} ({tuning['seconds']:.0f} s)")
 
     quick_kw = {"params": {"iterations": 30, "depth": 3}} if quick else {}
-    qkw = {"score": "hinge", "fpr": fpr, "n_jobs": 1, "random_state": seed}
+    qkw = {"statistic": "hinge", "fpr": fpr, "n_jobs": 1, "random_state": seed}
     attacks: dict[str, Any] = {
-        "Marginal (hinge)": ScoreAttack(target, score="hinge", fpr=fpr),
+        "Marginal (hinge)": ScoreAttack(target, statistic="hinge", fpr=fpr),
         "QMIA pinball": QuantileAttack(target, mode="pinball", **qkw, **quick_kw),
         "QMIA gaussian": QuantileAttack(target, mode="gaussian", **qkw, **quick_kw),
         # the regressor input of the paper's code (features only, no label)
@@ -237,7 +237,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"Target: CatBoost ({TARGET_ITERATIONS} iterations) tuned by 5-fold CV accuracy on "
         f"its training records over depth {GRID['depth']} x learning_rate "
         f"{GRID['learning_rate']} (the paper: Optuna). QMIA: `QuantileAttack(mode=..., "
-        "score=\"hinge\")` at its defaults (5-fold cross-fit, `n_trials=0`, "
+        "statistic=\"hinge\")` at its defaults (5-fold cross-fit, `n_trials=0`, "
         "`DEFAULT_CATBOOST_PARAMS`, the label as a feature); `QMIA gaussian` is the library default, `no label` is the "
         "regressor input of the paper's code (features only)"
         + (f"; `Optuna` tunes the Gaussian regressor with {cfg['n_trials']} trials of "

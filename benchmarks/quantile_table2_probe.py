@@ -3,7 +3,7 @@
 The investigation behind :class:`~tabmia.attacks.quantile.QuantileAttack`'s defaults,
 on the exact OpenML files of ``benchmarks.quantile_table2`` (same loader, target recipe
 and metric). Per seed, one target, then one change at a time against the default
-(``QuantileAttack(mode="gaussian", score="hinge", cv=3)``, the defaults before this
+(``QuantileAttack(mode="gaussian", statistic="hinge", cv=3)``, the defaults before this
 probe chose ``cv=5``; CatBoost at
 ``DEFAULT_CATBOOST_PARAMS``, the label as a feature):
 
@@ -160,7 +160,7 @@ def run_seed(data: dict[str, Any], seed: int, trials: int, target_trials: int,
     variants = {
         "default (gaussian, hinge, label, 3-fold)": {},
         "no label (paper code's input)": {"label_as_feature": False},
-        "confidence score": {"score": "confidence"},
+        "confidence score": {"statistic": "confidence"},
         "pinball head": {"mode": "pinball"},
         "5-fold cross-fit": {"cv": 5},
         "posterior_sampling": {"params": {**DEFAULT_CATBOOST_PARAMS,

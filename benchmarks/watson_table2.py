@@ -15,7 +15,7 @@ target fine-tuned on public records), as in the paper's Section 4.1:
   (``calibration="reference"`` / ``"forgetting"``); original loss:
   :class:`tabmia.attacks.LossAttack`; original GN / confidence: the same scores without
   calibration (a few lines below: ``CalibratedAttack`` has no uncalibrated mode and
-  ``ScoreAttack(score="confidence")`` is the true-class probability, not Eq. 3);
+  ``ScoreAttack(statistic="confidence")`` is the true-class probability, not Eq. 3);
 - accuracy (balanced, members and non-members weighted equally) at the threshold the
   paper's procedure picks from public data: a proxy model of the target's recipe
   trained on half of the public records, its training records as simulated members and
@@ -156,9 +156,9 @@ def make_attacks(
     for score in SCORES:
         out[(score, "orig")] = LossAttack() if score == "loss" else UncalibratedScore(score=score)
         # the three scores share one reference population (same seed, same public data)
-        out[(score, "cal")] = CalibratedAttack(score=score, calibration="reference",
+        out[(score, "cal")] = CalibratedAttack(statistic=score, calibration="reference",
                                                n_reference=n_reference, cache_dir=cache_dir)
-        out[(score, "calf")] = CalibratedAttack(score=score, calibration="forgetting",
+        out[(score, "calf")] = CalibratedAttack(statistic=score, calibration="forgetting",
                                                 n_reference=n_reference,
                                                 forgetting_epochs=forget_epochs)
     return out

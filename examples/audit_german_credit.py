@@ -46,7 +46,7 @@ def main(out_dir: str = "german-credit-audit") -> None:
     attacks = {
         "loss (Yeom)": LossAttack(fpr=0.05),
         "loss, class-based": LossAttack(class_based=True, fpr=0.05),
-        "confidence": ScoreAttack(score="confidence", fpr=0.05),
+        "confidence": ScoreAttack(statistic="confidence", fpr=0.05),
         # the attacker knows the recipe: 8 shadow pipelines on its 200 public records
         "LiRA offline": LiRAAttack(shadow_estimator=credit_model(), n_shadow=8, fpr=0.05),
     }

@@ -42,12 +42,14 @@ def main() -> None:
         PrecomputedProbabilities(pd.concat([X_tr, X_pop]), np.vstack([p_tr, p_pop])),
         classes=[0, 1],
     )
-    attacks = {"loss": LossAttack(fpr=0.05), "entropy": ScoreAttack(score="entropy", fpr=0.05),
-               "hinge": ScoreAttack(score="hinge", fpr=0.05)}
+    attacks = {"loss": LossAttack(fpr=0.05), "entropy": ScoreAttack(statistic="entropy", fpr=0.05),
+               "hinge": ScoreAttack(statistic="hinge", fpr=0.05)}
     result = audit_model(target, X_tr, y_tr, X_pop, y_pop, attacks, fprs=(0.05, 0.01),
                          random_state=0)
     print(markdown_table(results_table(result.metrics, fprs=(0.05, 0.01))))
-    print(f"queries answered from the precomputed table: {target.n_queries_}")
+    # each attack counts its queries on its own copy of the target
+    queries = target.n_queries_ + sum(a.target_.n_queries_ for a in result.attacks)
+    print(f"queries answered from the precomputed table: {queries}")
 
 
 if __name__ == "__main__":

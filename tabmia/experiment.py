@@ -330,9 +330,10 @@ def run_attacks(
 ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
     """Fit each attack against ``target`` and score the candidates.
 
-    Online attacks (``_fit_includes_candidates``) are fitted on the public records plus
-    the candidates, whose membership they are not told (only which pool records are
-    the public ones, ``known_nonmembers``, the known non-members of the target).
+    Online attacks (the ``fit_includes_candidates`` tag) are fitted on the public
+    records plus the candidates, whose membership they are not told (only which pool
+    records are the public ones, ``known_nonmembers``, the known non-members of the
+    target).
     Progress bars of shadow training are labelled ``"seed <repeat>: <name>"``.
 
     With ``fpr_fallback=True``, an attack whose calibration records cannot promise its
@@ -362,7 +363,7 @@ def run_attacks(
             _lower_unresolvable_fpr(attack, name, len(y_public))
         t0 = time.perf_counter()
         with progress_label(f"seed {repeat}: {name}"):
-            if getattr(attack, "_fit_includes_candidates", False):
+            if getattr(attack, "fit_includes_candidates", False):
                 # the public records are the pool's known non-members (its FPR calibration)
                 known = np.r_[np.ones(len(y_public), bool), np.zeros(len(y_candidates), bool)]
                 attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates],

@@ -33,6 +33,8 @@ from scipy import stats
 from sklearn import metrics as skm
 from sklearn.utils import check_random_state
 
+from tabmia._game_labels import split_game_labels
+
 __all__ = [
     "UnresolvableFPRError",
     "AuditTooSmallError",
@@ -48,6 +50,7 @@ __all__ = [
     "ppv_resolved",
     "advantage",
     "max_advantage",
+    "make_membership_scorer",
     "clopper_pearson",
     "bootstrap_auc_interval",
     "dp_tradeoff",
@@ -256,6 +259,63 @@ def max_advantage(membership: Any, scores: Any) -> float:
     """Largest ``TPR - FPR`` over all thresholds."""
     fprs, tprs, _ = roc_curve(membership, scores)
     return float(np.max(tprs - fprs))
+
+
+class _MembershipScorer:
+    """Callable ``scorer(attack, X, y_game)`` built by :func:`make_membership_scorer`."""
+
+    def __init__(self, metric: str, fpr: float) -> None:
+        self.metric, self.fpr = metric, fpr
+
+    def __call__(self, estimator: Any, X: Any, y: Any) -> float:
+        labels, member = split_game_labels(y)
+        if member is None:
+            raise ValueError(
+                "the membership scorer needs y from a membership game (fields 'label' and "
+                "'member'; see tabmia.game.membership_game), got plain labels"
+            )
+        s = estimator.decision_function(X, labels)
+        if self.metric == "auc":
+            return auc(member, s)
+        if self.metric == "advantage":
+            return max_advantage(member, s)
+        return tpr_at_fpr(member, s, fpr=self.fpr)
+
+    def __repr__(self) -> str:
+        fpr = f", fpr={self.fpr:g}" if self.metric == "tpr_at_fpr" else ""
+        return f"make_membership_scorer(metric={self.metric!r}{fpr})"
+
+
+def make_membership_scorer(metric: str = "tpr_at_fpr", *, fpr: float = 0.01) -> Any:
+    """A scikit-learn scorer of attacks on a simulated membership game.
+
+    For ``GridSearchCV(attack, grid, scoring=make_membership_scorer(...))`` fitted on
+    ``X, y = tabmia.game.membership_game(...)``: in each fold the attack is fitted on
+    the training part's non-members and scores the test part, members against
+    non-members. Play the game with a shadow model the auditor trained on its own
+    public records, never with the real target's candidates (see
+    ``examples/select_attack_hyperparameters.py``).
+
+    Parameters
+    ----------
+    metric : {"tpr_at_fpr", "auc", "advantage"}, default="tpr_at_fpr"
+        :func:`tpr_at_fpr` at ``fpr``, :func:`auc`, or :func:`max_advantage`.
+    fpr : float, default=0.01
+        FPR of ``"tpr_at_fpr"``; each test fold needs at least ``1 / fpr`` non-members
+        (else :class:`UnresolvableFPRError`, which the search reports as a failed fold).
+
+    Returns
+    -------
+    callable
+        ``scorer(attack, X, y)`` returning a float, higher = better attack.
+    """
+    if metric not in ("tpr_at_fpr", "auc", "advantage"):
+        raise ValueError(
+            f"metric must be 'tpr_at_fpr', 'auc' or 'advantage', got {metric!r}"
+        )
+    if not 0.0 < float(fpr) < 1.0:
+        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+    return _MembershipScorer(metric, float(fpr))
 
 
 def clopper_pearson(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]:

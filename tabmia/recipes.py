@@ -84,7 +84,7 @@ def _preset_score(score: str, **kw: Any) -> Callable[[], Any]:
     def build() -> Any:
         from tabmia.attacks import ScoreAttack
 
-        return ScoreAttack(score=score, **kw)
+        return ScoreAttack(statistic=score, **kw)
 
     return build
 

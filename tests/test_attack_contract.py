@@ -71,7 +71,7 @@ def _make(cls, target, **extra):
 
 
 def _fit(attack, X, y, pub, cand):
-    if attack._fit_includes_candidates:
+    if attack.fit_includes_candidates:
         return attack.fit(concat_rows([X[pub], X[cand]]), np.r_[y[pub], y[cand]])
     return attack.fit(X[pub], y[pub])
 

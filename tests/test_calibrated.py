@@ -48,9 +48,9 @@ def test_calibration_beats_the_uncalibrated_score(games):
         aucs["cal_loss"].append(auc(g["member"], s))
         fprs.append(np.mean(s[~g["member"]] >= cal.threshold_))
         # Watson's confidence: max_i log p_i (uncalibrated: the same, thresholded)
-        aucs["conf"].append(auc(g["member"], _scores(ScoreAttack(t, score="confidence"), g)))
+        aucs["conf"].append(auc(g["member"], _scores(ScoreAttack(t, statistic="confidence"), g)))
         aucs["cal_conf"].append(auc(g["member"], _scores(
-            CalibratedAttack(t, score="confidence", n_reference=4, random_state=g["seed"]), g)))
+            CalibratedAttack(t, statistic="confidence", n_reference=4, random_state=g["seed"]), g)))
     mean = {k: float(np.mean(v)) for k, v in aucs.items()}
     # measured: loss 0.71 -> calibrated 0.75
     assert mean["cal_loss"] > mean["loss"] + 0.02, mean
@@ -122,7 +122,7 @@ def test_gradient_norm_and_forgetting_on_a_torch_mlp():
     member = np.r_[np.ones(200, bool), np.zeros(200, bool)]
     loss_auc = auc(member, LossAttack(target).fit(X[pub], y[pub]).decision_function(
         X[cand], y[cand]))
-    gn = CalibratedAttack(target, score="gradient_norm", n_reference=2, random_state=0)
+    gn = CalibratedAttack(target, statistic="gradient_norm", n_reference=2, random_state=0)
     s = gn.fit(X[pub], y[pub]).decision_function(X[cand], y[cand])
     assert np.all(np.isfinite(s)) and auc(member, s) > loss_auc  # measured 0.69 vs 0.60
     fg = CalibratedAttack(target, calibration="forgetting", n_reference=2, random_state=0)
@@ -132,7 +132,7 @@ def test_gradient_norm_and_forgetting_on_a_torch_mlp():
     # the copies were fine-tuned; the target itself was not touched
     assert not np.allclose(fg.reference_models_[0].predict_proba(X[:50]), before)
     assert np.array_equal(target.predict_proba(X[:50]), before)
-    fg2 = CalibratedAttack(target, calibration="forgetting", score="gradient_norm",
+    fg2 = CalibratedAttack(target, calibration="forgetting", statistic="gradient_norm",
                            n_reference=2, forgetting_epochs=3, random_state=0)
     assert np.all(np.isfinite(fg2.fit(X[pub], y[pub]).decision_function(X[cand], y[cand])))
 
@@ -141,6 +141,6 @@ def test_torch_only_options_refuse_other_targets(games):
     g = games[0]
     X, y, pub = g["X"], g["y"], g["pub"]
     with pytest.raises(ValueError, match="gradient_norm"):
-        CalibratedAttack(g["target"], score="gradient_norm").fit(X[pub], y[pub])
+        CalibratedAttack(g["target"], statistic="gradient_norm").fit(X[pub], y[pub])
     with pytest.raises(ValueError, match="forgetting"):
         CalibratedAttack(g["target"], calibration="forgetting").fit(X[pub], y[pub])

@@ -26,7 +26,7 @@ def test_split_is_disjoint_seeded_and_honours_prior():
 
 def test_experiment_runs_repeats_and_is_reproducible():
     X, y = make_classification(n_samples=1500, n_features=8, flip_y=0.2, random_state=0)
-    attacks = {"loss": LossAttack(fpr=0.02), "entropy": ScoreAttack(score="entropy", fpr=0.02)}
+    attacks = {"loss": LossAttack(fpr=0.02), "entropy": ScoreAttack(statistic="entropy", fpr=0.02)}
     exp = MembershipExperiment(RandomForestClassifier(n_estimators=20), attacks,
                                n_repeats=2, random_state=5)
     res = exp.run(X, y)

@@ -63,7 +63,7 @@ def target(request, data):
 ATTACKS = {
     "loss": lambda t: LossAttack(t, fpr=FPR),
     "loss_class": lambda t: LossAttack(t, class_based=True, fpr=FPR),
-    "confidence": lambda t: ScoreAttack(t, score="confidence", fpr=FPR),
+    "confidence": lambda t: ScoreAttack(t, statistic="confidence", fpr=FPR),
     "lira_offline": lambda t: LiRAAttack(t, n_shadow=4, fpr=FPR, random_state=0),
     "rmia": lambda t: RMIAAttack(t, n_reference=2, fpr=FPR, random_state=0),
     "calibrated": lambda t: CalibratedAttack(t, n_reference=2, fpr=FPR, random_state=0),

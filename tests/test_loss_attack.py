@@ -25,7 +25,7 @@ def game():
 @pytest.mark.parametrize("score", ["loss", "confidence", "entropy", "hinge"])
 def test_threshold_fpr_holds_on_fresh_nonmembers(game, score, alpha):
     X, y, target = game
-    attack = ScoreAttack(target, score=score, fpr=alpha).fit(X[2000:6000], y[2000:6000])
+    attack = ScoreAttack(target, statistic=score, fpr=alpha).fit(X[2000:6000], y[2000:6000])
     flagged = attack.predict(X[6000:], y[6000:])  # 6000 fresh non-members
     lo, hi = clopper_pearson(round(alpha * 6000), 6000)
     # threshold from 4000 public records carries its own binomial spread

@@ -228,7 +228,7 @@ def test_sparse_input_multiclass():
         ({"cv": 1}, "cv"),
         ({"n_trials": -1}, "n_trials"),
         ({"mode": "median"}, "mode"),
-        ({"score": "margin"}, "score"),
+        ({"statistic": "margin"}, "statistic"),
         ({"device": "tpu"}, "device"),
     ],
 )

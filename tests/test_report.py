@@ -20,7 +20,7 @@ def result():
     X, y = make_classification(n_samples=1200, n_features=8, flip_y=0.2, random_state=0)
     return MembershipExperiment(
         RandomForestClassifier(n_estimators=20, min_samples_leaf=3),  # few ties: attacks flag records
-        {"loss": LossAttack(fpr=0.05), "entropy": ScoreAttack(score="entropy", fpr=0.05)},
+        {"loss": LossAttack(fpr=0.05), "entropy": ScoreAttack(statistic="entropy", fpr=0.05)},
         random_state=0,
     ).run(X, y)
 

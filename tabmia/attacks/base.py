@@ -5,10 +5,17 @@ records (population records the target did not train on); ``decision_function(X,
 scores candidate records (higher = more likely a member); ``predict(X, y)`` flags
 ``decision_function(X, y) >= threshold_``. Subclasses write only ``_fit`` and
 ``_score``.
+
+An attack has no ``score(X, y)`` method: its quality is measured on records whose
+membership is known, which ``fit``'s public records are not. Model selection
+(``GridSearchCV``) takes ``scoring=tabmia.metrics.make_membership_scorer(...)`` on a
+simulated membership game (:func:`tabmia.game.membership_game`); without it scikit-
+learn refuses the search instead of scoring every candidate NaN.
 """
 
 from __future__ import annotations
 
+import copy
 import warnings
 from abc import ABCMeta, abstractmethod
 
@@ -19,11 +26,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
 from tabmia._records import record_hashes
 from tabmia.exceptions import DuplicateRecordsWarning
+from tabmia.game import nonmember_rows, split_game_labels
 from tabmia.metrics import UnresolvableFPRError
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 from tabmia.thresholds import GOALS, select_threshold
@@ -61,7 +69,13 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     Attributes
     ----------
     target_ : TargetModel
-        The wrapped target.
+        The wrapped target. When ``target`` is a ``TargetModel``, a copy whose
+        ``n_queries_`` counts this attack's queries only: ``fit`` never changes the
+        object the user passed.
+    n_features_in_ : int
+        Number of columns of ``fit``'s ``X`` (when it has columns).
+    feature_names_in_ : ndarray of str
+        Column names of ``fit``'s ``X`` when it is a DataFrame with string names.
     threshold_ : float
         Decision threshold on ``decision_function``.
     n_public_ : int
@@ -85,7 +99,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         "random_state": ["random_state"],
     }
 
-    #: Whether ``fit`` expects a pool that contains the candidate records (LiRA online).
+    #: Subclass hook behind the public :attr:`fit_includes_candidates` tag.
     _fit_includes_candidates: bool = False
 
     #: Whether the score of a public record differs from that of a fresh record (it
@@ -111,7 +125,21 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         tags.non_deterministic = False
         tags.requires_fit = True
         tags.target_tags.required = True
+        # records go to the target as given: sparse ones work wherever the target takes them
+        tags.input_tags.sparse = True
         return tags
+
+    @property
+    def fit_includes_candidates(self) -> bool:
+        """Whether ``fit`` expects a pool that contains the candidate records.
+
+        False for offline attacks: ``fit`` takes public records only, known
+        non-members of the target. True for online attacks (``LiRAAttack(online=True)``):
+        ``fit`` takes the public records plus the candidates, whose membership it is not
+        told, with ``known_nonmembers`` marking the public ones.
+        :func:`tabmia.experiment.run_attacks` reads this tag to choose what to pass.
+        """
+        return bool(self._fit_includes_candidates)
 
     # ---------------------------------------------------------------- public API
     def fit(self, X: Any, y: Any) -> BaseMembershipAttack:
@@ -122,20 +150,27 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         X : array-like, sparse matrix or DataFrame of shape (n, d)
             Public records, in the form the target takes.
         y : array-like of shape (n,)
-            Their labels.
+            Their labels; or the labels of a membership game
+            (:func:`tabmia.game.membership_game`), whose members are then left out:
+            only the game's non-members are public records.
 
         Returns
         -------
         self
         """
-        self._fit_scorer(X, y)
-        self.threshold_ = self._choose_threshold(X, np.asarray(y), self._y_public)
+        labels, member = split_game_labels(y)
+        if member is not None:
+            X, labels = nonmember_rows(X, labels, member)
+        self._fit_scorer(X, labels)
+        self.threshold_ = self._choose_threshold(X, np.asarray(labels), self._y_public)
         del self._y_public
         self._calibration_records = None  # no copy of public records in the fitted attack
         return self
 
     def decision_function(self, X: Any, y: Any = None) -> np.ndarray:
         """Membership score of each candidate record ``(X[i], y[i])``.
+
+        ``y`` may be a membership game's labels; only their class labels are used.
 
         Returns
         -------
@@ -148,7 +183,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
             When candidates repeat public records given to ``fit``.
         """
         check_is_fitted(self, "threshold_")
-        s = self._scores(X, y)
+        s = self._scores(X, split_game_labels(y)[0])
         self._warn_public_candidates(X, y)
         return s
 
@@ -178,6 +213,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self.target_ = self._make_target()
         self._rng_ = check_random_state(self.random_state)
         y_idx = self._validate_records(X, y, "fit")
+        validate_data(self, X, reset=True, skip_check_array=True)
         self.n_public_ = n_rows(X)
         # online attacks are fitted on the candidates on purpose
         self._public_keys = None if self._fit_includes_candidates else record_hashes(X, y_idx)
@@ -219,6 +255,11 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
                 f"{type(self).__name__}: target is None; pass the fitted model under audit "
                 "as target="
             )
+        if isinstance(self.target, TargetModel):
+            # the attack counts its own queries on its own copy, not on the user's object
+            target = copy.copy(self.target)
+            target.n_queries_ = 0
+            return target
         return as_target(self.target)
 
     def _draw_seed(self) -> int:
@@ -249,6 +290,12 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
 
     def _scores(self, X: Any, y: Any) -> np.ndarray:
         y_idx = self._validate_records(X, y, "decision_function")
+        try:
+            validate_data(self, X, reset=False, skip_check_array=True)
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc} (candidates need the columns of the public records given to fit)"
+            ) from exc
         s = np.asarray(self._score(X, y_idx), dtype=np.float64)
         if s.shape != (n_rows(X),):
             raise RuntimeError(
@@ -346,6 +393,35 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         pos = proxy_attack._scores(take_rows(X, in_idx), y[in_idx])
         self.proxy_ = proxy
         return neg, pos
+
+
+def statistic_from_legacy(
+    owner: str, statistic: str, default: str, legacy: dict[str, Any]
+) -> str:
+    """``statistic``, or the value of the deprecated ``score=`` keyword if it was given.
+
+    ``score`` was renamed ``statistic`` because the attribute hid scikit-learn's
+    ``score`` method (``GridSearchCV`` then scored every fold NaN). The old keyword is
+    taken from ``**legacy`` rather than declared: a declared parameter must be stored
+    under its own name, which would hide the method again. It will be removed in the
+    release after 0.2.
+    """
+    unknown = sorted(set(legacy) - {"score"})
+    if unknown:
+        raise TypeError(f"{owner}.__init__() got an unexpected keyword argument {unknown[0]!r}")
+    if "score" not in legacy:
+        return statistic
+    old = legacy["score"]
+    if statistic != default and statistic != old:
+        raise TypeError(
+            f"{owner}: got statistic={statistic!r} and the deprecated score={old!r}; "
+            "give statistic only"
+        )
+    warnings.warn(
+        f"{owner}: the parameter 'score' was renamed 'statistic' in tabmia 0.2 and will "
+        f"be removed in 0.3; pass statistic={old!r}", FutureWarning, stacklevel=3,
+    )
+    return old
 
 
 def _split_calibration(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from tabmia._array import log_softmax
 from tabmia.attacks._reference import ReferenceModelAttack
+from tabmia.attacks.base import statistic_from_legacy
 from tabmia.target import take_rows
 
 __all__ = ["CalibratedAttack", "CALIBRATED_SCORES"]
@@ -64,9 +65,9 @@ class CalibratedAttack(ReferenceModelAttack):
     ``decision_function(X, y) = s(h, z) - mean_g s(g, z)`` with ``h`` the target and
     ``g`` the reference models that did not train on ``z``:
 
-    - ``score="loss"``: ``s = log h(x)_y`` (minus the cross-entropy loss, Eq. 1);
-    - ``score="confidence"``: ``s = max_i log h(x)_i`` (Eq. 3);
-    - ``score="gradient_norm"``: ``s = -||grad_theta loss(h(x), y)||_2`` (Eq. 2), for
+    - ``statistic="loss"``: ``s = log h(x)_y`` (minus the cross-entropy loss, Eq. 1);
+    - ``statistic="confidence"``: ``s = max_i log h(x)_i`` (Eq. 3);
+    - ``statistic="gradient_norm"``: ``s = -||grad_theta loss(h(x), y)||_2`` (Eq. 2), for
       torch targets (:class:`tabmia.shadow.TorchMLPClassifier` or an ``nn.Module``
       returning logits) with :class:`~tabmia.shadow.TorchMLPClassifier` references.
 
@@ -82,8 +83,9 @@ class CalibratedAttack(ReferenceModelAttack):
     ----------
     target : object
         Fitted model under audit.
-    score : {"loss", "confidence", "gradient_norm"}, default="loss"
-        Membership score to calibrate.
+    statistic : {"loss", "confidence", "gradient_norm"}, default="loss"
+        Membership score to calibrate (formerly ``score``, accepted with a
+        ``FutureWarning`` until tabmia 0.3).
     calibration : {"reference", "forgetting"}, default="reference"
         ``"reference"``: reference models trained from scratch (clones of
         ``reference_estimator``). ``"forgetting"``: copies of the fitted target
@@ -101,7 +103,7 @@ class CalibratedAttack(ReferenceModelAttack):
     forgetting_lr : float, default=None
         Learning rate of the fine-tuning; the target's ``lr`` when None.
     proba_floor : float, "auto" or None, default="auto"
-        Probabilities are floored here before logarithms (``score="loss"``). A model
+        Probabilities are floored here before logarithms (``statistic="loss"``). A model
         whose probabilities are counts (a forest of ``T`` trees: multiples of
         ``1/T``) gives some records probability exactly 0, whose log-loss is
         infinite (-690 after tabmia's 1e-300 guard): one such reference value
@@ -172,7 +174,7 @@ class CalibratedAttack(ReferenceModelAttack):
 
     _parameter_constraints = {
         **ReferenceModelAttack._parameter_constraints,
-        "score": [StrOptions(set(CALIBRATED_SCORES))],
+        "statistic": [StrOptions(set(CALIBRATED_SCORES))],
         "calibration": [StrOptions({"reference", "forgetting"})],
         "reference_estimator": [None, HasMethods(["fit"])],
         "n_reference": [Interval(Integral, 1, None, closed="left")],
@@ -185,7 +187,7 @@ class CalibratedAttack(ReferenceModelAttack):
         self,
         target: Any = None,
         *,
-        score: str = "loss",
+        statistic: str = "loss",
         calibration: str = "reference",
         reference_estimator: Any = None,
         n_reference: int = 4,
@@ -201,9 +203,10 @@ class CalibratedAttack(ReferenceModelAttack):
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
+        **legacy: Any,
     ) -> None:
         self.target = target
-        self.score = score
+        self.statistic = statistic_from_legacy(type(self).__name__, statistic, "loss", legacy)
         self.calibration = calibration
         self.reference_estimator = reference_estimator
         self.n_reference = n_reference
@@ -226,9 +229,9 @@ class CalibratedAttack(ReferenceModelAttack):
 
     # ----------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
-        if self.score == "gradient_norm" and _torch_model(self.target) is None:
+        if self.statistic == "gradient_norm" and _torch_model(self.target) is None:
             raise ValueError(
-                "score='gradient_norm' needs a torch target (a TorchMLPClassifier or an "
+                "statistic='gradient_norm' needs a torch target (a TorchMLPClassifier or an "
                 f"nn.Module returning logits), got {type(self.target).__name__}"
             )
         self.proba_floor_ = self._resolve_floor(X, y)
@@ -242,7 +245,7 @@ class CalibratedAttack(ReferenceModelAttack):
             raise ValueError("no public record has an OUT reference model; use n_reference >= 2")
 
     def _resolve_floor(self, X: Any, y: np.ndarray) -> float:
-        if self.proba_floor is None or self.score == "gradient_norm":
+        if self.proba_floor is None or self.statistic == "gradient_norm":
             return _LOG_FLOOR
         if self.proba_floor != "auto":
             return float(self.proba_floor)
@@ -265,18 +268,18 @@ class CalibratedAttack(ReferenceModelAttack):
             statistic="loss",
             pkeep=0.5,
         )
-        if self.score == "gradient_norm":
+        if self.statistic == "gradient_norm":
             from tabmia.shadow import TorchMLPClassifier
 
             if not all(isinstance(m, TorchMLPClassifier) for m in pop.models_):
                 raise ValueError(
-                    "score='gradient_norm' needs TorchMLPClassifier reference models; pass "
+                    "statistic='gradient_norm' needs TorchMLPClassifier reference models; pass "
                     "reference_estimator=TorchMLPClassifier(...)"
                 )
         self.population_ = pop
         self.reference_models_ = pop.models_
         self.in_masks_ = pop.in_masks_
-        if self.score == "loss":  # log p_y, floored
+        if self.statistic == "loss":  # log p_y, floored
             self.reference_scores_ = np.maximum(
                 pop.statistics_.astype(np.float64), np.log(self.proba_floor_)
             )
@@ -317,7 +320,7 @@ class CalibratedAttack(ReferenceModelAttack):
     # -------------------------------------------------------------------- score
     def _model_scores(self, model: Any, X: Any, y_idx: np.ndarray, classes: np.ndarray) -> np.ndarray:
         """``s(model, z)`` for labels given as indices into ``classes``."""
-        if self.score == "gradient_norm":
+        if self.statistic == "gradient_norm":
             from tabmia.shadow import gradient_norms
 
             return -gradient_norms(model, X, y_idx)
@@ -330,7 +333,7 @@ class CalibratedAttack(ReferenceModelAttack):
             else _log_proba(tm.predict_proba(X), self.proba_floor_)
         )
         logp = np.maximum(logp, np.log(self.proba_floor_))
-        return _score_from_log_proba(self.score, logp, y_idx)
+        return _score_from_log_proba(self.statistic, logp, y_idx)
 
     def _reference_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         classes = self.target_.classes_
@@ -350,7 +353,7 @@ class CalibratedAttack(ReferenceModelAttack):
         return TargetModel(model).encode_labels(classes[y], name="y")
 
     def _target_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        if self.score == "gradient_norm":
+        if self.statistic == "gradient_norm":
             from tabmia.shadow import gradient_norms
 
             return -gradient_norms(_torch_model(self.target_), X, y)
@@ -361,10 +364,10 @@ class CalibratedAttack(ReferenceModelAttack):
             else _log_proba(target.predict_proba(X), self.proba_floor_)
         )
         logp = np.maximum(logp, np.log(self.proba_floor_))
-        return _score_from_log_proba(self.score, logp, y)
+        return _score_from_log_proba(self.statistic, logp, y)
 
     def _reference_statistics(self, X: Any, y: np.ndarray) -> np.ndarray:
-        if self.score == "loss" and self.population_ is not None:
+        if self.statistic == "loss" and self.population_ is not None:
             return np.maximum(super()._reference_statistics(X, y), np.log(self.proba_floor_))
         return self._reference_scores(X, y)
 

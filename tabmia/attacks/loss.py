@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
 from tabmia.scores import SCORE_NAMES, membership_score
 from tabmia.thresholds import ClassConditionalRanks
 
@@ -25,9 +25,10 @@ class ScoreAttack(BaseMembershipAttack):
     ----------
     target : object
         Fitted model under audit.
-    score : {"loss", "confidence", "entropy", "modified_entropy", "logit", "hinge"}, \
+    statistic : {"loss", "confidence", "entropy", "modified_entropy", "logit", "hinge"}, \
             default="loss"
-        Which score of the output (see :mod:`tabmia.scores`).
+        Which score of the output (see :mod:`tabmia.scores`). Formerly ``score``, still
+        accepted with a ``FutureWarning`` until tabmia 0.3.
     class_based : bool, default=False
         One threshold per label (Jayaraman et al.'s class-based thresholds): scores are
         replaced by their rank among public records of the same label, so a single
@@ -68,14 +69,14 @@ class ScoreAttack(BaseMembershipAttack):
     >>> from tabmia.attacks import ScoreAttack
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> target = RandomForestClassifier(random_state=0).fit(X[:250], y[:250])
-    >>> attack = ScoreAttack(target, score="confidence", fpr=0.05).fit(X[250:], y[250:])
+    >>> attack = ScoreAttack(target, statistic="confidence", fpr=0.05).fit(X[250:], y[250:])
     >>> attack.decision_function(X[:5], y[:5]).shape
     (5,)
     """
 
     _parameter_constraints = {
         **BaseMembershipAttack._parameter_constraints,
-        "score": [StrOptions(set(SCORE_NAMES))],
+        "statistic": [StrOptions(set(SCORE_NAMES))],
         "class_based": ["boolean"],
     }
 
@@ -83,16 +84,17 @@ class ScoreAttack(BaseMembershipAttack):
         self,
         target: Any = None,
         *,
-        score: str = "loss",
+        statistic: str = "loss",
         class_based: bool = False,
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
+        **legacy: Any,
     ) -> None:
         self.target = target
-        self.score = score
+        self.statistic = statistic_from_legacy(type(self).__name__, statistic, "loss", legacy)
         self.class_based = class_based
         self.threshold_goal = threshold_goal
         self.fpr = fpr
@@ -100,12 +102,15 @@ class ScoreAttack(BaseMembershipAttack):
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
 
+    def _statistic(self) -> str:
+        return self.statistic
+
     def _raw_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        target = self.target_
-        if target.has_logits and self.score in ("logit", "hinge"):
+        target, statistic = self.target_, self._statistic()
+        if target.has_logits and statistic in ("logit", "hinge"):
             logits = target.predict_logits(X)
-            return membership_score(self.score, None, y, logits=logits)
-        return membership_score(self.score, target.predict_proba(X), y)
+            return membership_score(statistic, None, y, logits=logits)
+        return membership_score(statistic, target.predict_proba(X), y)
 
     def _fit(self, X: Any, y: np.ndarray) -> None:
         if self.class_based:
@@ -123,7 +128,7 @@ class LossAttack(ScoreAttack):
     """Yeom et al.'s loss attack: a member when the loss ``-log p_y`` is small.
 
     ``decision_function`` returns minus the loss. Same parameters as
-    :class:`ScoreAttack` without ``score``.
+    :class:`ScoreAttack` without ``statistic``.
 
     References
     ----------
@@ -150,10 +155,8 @@ class LossAttack(ScoreAttack):
     """
 
     _parameter_constraints = {
-        k: v for k, v in ScoreAttack._parameter_constraints.items() if k != "score"
+        k: v for k, v in ScoreAttack._parameter_constraints.items() if k != "statistic"
     }
-
-    score = "loss"
 
     def __init__(
         self,
@@ -173,3 +176,6 @@ class LossAttack(ScoreAttack):
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
+
+    def _statistic(self) -> str:
+        return "loss"

@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from tabmia._array import is_categorical_dtype
 from tabmia._device import catboost_device_params, catboost_gpu_count, resolve_device_name
 from tabmia.attacks._quantile_tuning import tune_catboost
-from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
 from tabmia.scores import SCORE_NAMES, membership_score
 from tabmia.target import n_rows, take_rows
 
@@ -141,8 +141,9 @@ class QuantileAttack(BaseMembershipAttack):
         benchmark run here (``benchmarks/results/quantile_table2.md``,
         ``quantile_vs_lira.md``); a single extreme quantile is learnt from ~1% of the
         public records.
-    score : {"hinge", "logit", "loss", "confidence", ...}, default="hinge"
-        Target score regressed (see :mod:`tabmia.scores`; higher = more member-like).
+    statistic : {"hinge", "logit", "loss", "confidence", ...}, default="hinge"
+        Target score regressed (see :mod:`tabmia.scores`; higher = more member-like;
+        formerly ``score``, accepted with a ``FutureWarning`` until tabmia 0.3).
         ``"hinge"`` and ``"logit"`` are roughly Gaussian and are the paper's choices.
     alphas : array-like of float, default=None
         FPRs whose ``1 - a`` quantiles the pinball model learns (a grid gives one
@@ -225,7 +226,7 @@ class QuantileAttack(BaseMembershipAttack):
     _parameter_constraints = {
         **BaseMembershipAttack._parameter_constraints,
         "mode": [StrOptions({"pinball", "gaussian"})],
-        "score": [StrOptions(set(SCORE_NAMES))],
+        "statistic": [StrOptions(set(SCORE_NAMES))],
         "alphas": [None, "array-like"],
         "label_as_feature": ["boolean"],
         "n_trials": [Interval(Integral, 0, None, closed="left")],
@@ -240,7 +241,7 @@ class QuantileAttack(BaseMembershipAttack):
         target: Any = None,
         *,
         mode: str = "gaussian",
-        score: str = "hinge",
+        statistic: str = "hinge",
         alphas: Sequence[float] | None = None,
         label_as_feature: bool = True,
         n_trials: int = 0,
@@ -253,10 +254,11 @@ class QuantileAttack(BaseMembershipAttack):
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
+        **legacy: Any,
     ) -> None:
         self.target = target
         self.mode = mode
-        self.score = score
+        self.statistic = statistic_from_legacy(type(self).__name__, statistic, "hinge", legacy)
         self.alphas = alphas
         self.label_as_feature = label_as_feature
         self.n_trials = n_trials
@@ -277,9 +279,9 @@ class QuantileAttack(BaseMembershipAttack):
     # ------------------------------------------------------------------ scores
     def _target_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         target = self.target_
-        if target.has_logits and self.score in ("logit", "hinge"):
-            return membership_score(self.score, None, y, logits=target.predict_logits(X))
-        return membership_score(self.score, target.predict_proba(X), y)
+        if target.has_logits and self.statistic in ("logit", "hinge"):
+            return membership_score(self.statistic, None, y, logits=target.predict_logits(X))
+        return membership_score(self.statistic, target.predict_proba(X), y)
 
     # ---------------------------------------------------------------- features
     def _check_settings(self) -> None:
