@@ -257,13 +257,7 @@ class TargetModel:
         proba = np.asarray(proba, dtype=np.float64)
         if proba.ndim == 1 and self.n_classes == 2:  # P(class 1) only
             proba = np.column_stack([1.0 - proba, proba])
-        if proba.shape != (n, self.n_classes):
-            raise ValueError(
-                f"the target returned probabilities of shape {proba.shape}, expected "
-                f"({n}, {self.n_classes})"
-            )
-        if not np.all(np.isfinite(proba)):
-            raise ValueError("the target returned probabilities that are NaN or infinite")
+        self._check_output(proba, n, "the target returned probabilities")
         if proba.min() < -1e-9 or proba.max() > 1 + 1e-9:
             raise ValueError(
                 "the target returned values outside [0, 1]: these are not probabilities "
@@ -313,14 +307,15 @@ class TargetModel:
             module.train(was_training)
         logits = np.concatenate(out, axis=0)
         self.n_queries_ += n
-        if logits.shape != (n, self.n_classes):
-            raise ValueError(
-                f"the torch target returned logits of shape {logits.shape}, expected "
-                f"({n}, {self.n_classes})"
-            )
-        if not np.all(np.isfinite(logits)):
-            raise ValueError("the torch target returned NaN or infinite logits")
+        self._check_output(logits, n, "the torch target returned logits")
         return logits
+
+    def _check_output(self, values: np.ndarray, n: int, what: str) -> None:
+        """One row per record, one column per class, every value finite."""
+        if values.shape != (n, self.n_classes):
+            raise ValueError(f"{what} of shape {values.shape}, expected ({n}, {self.n_classes})")
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{what} that are NaN or infinite")
 
     def _resolve_torch_device(self, module: Any) -> Any:
         if self._torch_device is None:

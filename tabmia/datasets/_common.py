@@ -14,6 +14,7 @@ __all__ = [
     "balanced_undersample",
     "encode_labels",
     "make_bunch",
+    "shokri_bunch",
     "to_categorical",
 ]
 
@@ -168,5 +169,22 @@ def make_bunch(
         DESCR=descr,
         frame=frame,
         source_path=source_path,
+        **extra,
+    )
+
+
+def shokri_bunch(
+    X: np.ndarray, y: np.ndarray, descr: str, source: Path, return_X_y: bool, **extra: Any
+) -> Bunch | tuple[Any, Any]:
+    """Bunch of a Shokri et al. (2017) 100-class set: anonymous features ``f0..``."""
+    return make_bunch(
+        X,
+        y,
+        feature_names=[f"f{i}" for i in range(X.shape[1])],
+        categorical_features=[],
+        target_names=[str(i) for i in range(100)],
+        descr=descr,
+        source_path=source,
+        return_X_y=return_X_y,
         **extra,
     )

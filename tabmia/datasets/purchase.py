@@ -10,7 +10,7 @@ import pandas as pd
 from sklearn.utils import Bunch
 
 from ._archive import fetch_archive_members
-from ._common import make_bunch
+from ._common import shokri_bunch
 from ._home import (
     get_data_home,
     get_download_home,
@@ -141,13 +141,4 @@ def fetch_purchase100(
         f"File read: {path}\nProcessing: {how}; labels shifted from 1..100 to 0..99.\n"
         "Status: exact (original distribution file).\n"
     )
-    return make_bunch(
-        X,
-        y,
-        feature_names=[f"f{i}" for i in range(X.shape[1])],
-        categorical_features=[],
-        target_names=[str(i) for i in range(100)],
-        descr=descr,
-        source_path=path,
-        return_X_y=return_X_y,
-    )
+    return shokri_bunch(X, y, descr, path, return_X_y)

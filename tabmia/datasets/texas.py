@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 
 from ._archive import fetch_archive_members
-from ._common import make_bunch
+from ._common import shokri_bunch
 from ._home import get_data_home, get_download_home, missing_data_error, search_roots
 from ._npz_cache import cache_file_for, load_npz_cache, save_npz_cache, source_signature
 
@@ -162,14 +162,4 @@ def fetch_texas100(
         f"shifted from 1..100 to 0..99.\n"
         "Status: exact (original distribution files).\n"
     )
-    return make_bunch(
-        X,
-        y,
-        feature_names=[f"f{i}" for i in range(X.shape[1])],
-        categorical_features=[],
-        target_names=[str(i) for i in range(100)],
-        descr=descr,
-        source_path=feats,
-        return_X_y=return_X_y,
-        labels_path=labels,
-    )
+    return shokri_bunch(X, y, descr, feats, return_X_y, labels_path=labels)
