@@ -542,13 +542,15 @@ class QuantileAttack(BaseMembershipAttack):
         return self._decision(s, self._raw_candidates(X, y))
 
     def score_samples(self, X: Any, y: Any) -> np.ndarray:
-        """Estimated one-sided p-value of each record's score under the non-member model.
+        """``-log p`` of each record, ``p`` the one-sided p-value of its score under the
+        non-member model; higher = more member-like (the convention of
+        :mod:`tabmia.attacks.base`).
 
-        Lower = more member-like; ``exp(-decision_function(X, y))``. It is the
+        Same values as :meth:`decision_function`. ``exp(-score_samples(X, y))`` is the
         regressor's nominal p-value (exactly ``a`` at ``s = q_{1-a}`` for pinball), not
         re-calibrated; ``threshold_`` is the calibrated rule.
         """
-        return np.exp(-self.decision_function(X, y))
+        return self.decision_function(X, y)
 
     def predicted_quantiles(self, X: Any, y: Any) -> np.ndarray:
         """Predicted thresholds ``q_{1-a}(x, y)`` per record and FPR in ``alphas_``.
