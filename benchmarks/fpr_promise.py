@@ -278,15 +278,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     use_shared_data()
     if args.out:
-        from pathlib import Path
+        from benchmarks._common import set_results_dir
 
-        from benchmarks import _common
-
-        _common.RESULTS = Path(args.out).resolve()
+        set_results_dir(args.out)
     import torch
 
     torch.set_num_threads(1)
-    from benchmarks.jayaraman_ppv import load_numeric
+    from benchmarks._common import load_numeric
 
     try:
         data = load_numeric("adult", l2_normalise=False)

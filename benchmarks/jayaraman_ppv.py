@@ -28,13 +28,23 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks import _common
-from benchmarks._common import mean_std, present_datasets, use_shared_data, write_results
+from benchmarks._common import (
+    device_note,
+    load_numeric,
+    mean_std,
+    missing_data_exit,
+    paper_mlp,
+    pct,
+    prepare_run,
+    present_datasets,
+    results_dir,
+    take_dense,
+    write_results,
+)
 
 NAME = "jayaraman_ppv"
 DATASETS = ("purchase100", "texas100", "diabetes130", "adult")
@@ -82,158 +92,6 @@ PAPER_T6 = {
 }
 # Table 2: target train / test accuracy.
 PAPER_ACC = {"Purchase-100X": (1.00, 0.71), "Texas-100": (1.00, 0.53)}
-
-
-# ------------------------------------------------------------- shared helpers
-def prepare_run(args: argparse.Namespace) -> None:
-    """Data home, output folder and torch threads of a benchmark run."""
-    use_shared_data()
-    if getattr(args, "out", None):
-        out = Path(args.out).resolve()
-        out.mkdir(parents=True, exist_ok=True)
-        _common.RESULTS = out  # write_results reads the module global at call time
-    threads = getattr(args, "threads", None)
-    if threads:
-        try:
-            import torch
-
-            torch.set_num_threads(int(threads))
-        except ImportError:
-            pass
-
-
-def results_dir() -> Path:
-    """Where this run writes its files (``--out`` or benchmarks/results)."""
-    _common.RESULTS.mkdir(parents=True, exist_ok=True)
-    return _common.RESULTS
-
-
-def device_note() -> str:
-    """Where torch MLPs train in this run, in words."""
-    try:
-        import torch
-    except ImportError:
-        return "torch not installed"
-    if torch.cuda.is_available():
-        return f"GPU ({torch.cuda.get_device_name(0)})"
-    return f"CPU (no CUDA device; torch threads: {torch.get_num_threads()})"
-
-
-def pct(values: Any) -> str:
-    """``mean ± std`` of rates as percentages (1 decimal), or ``n/a``."""
-    v = np.asarray([x for x in values if x is not None], dtype=float)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return "n/a"
-    sd = v.std(ddof=1) if v.size > 1 else 0.0
-    return f"{100 * v.mean():.1f} ± {100 * sd:.1f}"
-
-
-def missing_data_exit(missing: dict[str, str], asked: list[str]) -> None:
-    """Exit non-zero when no requested data set is present."""
-    if missing and len(missing) == len(asked):
-        print(
-            f"{NAME}: none of the requested data sets is present "
-            f"({', '.join(missing)}); nothing to run.",
-            file=sys.stderr,
-        )
-        sys.exit(2)
-
-
-def _minmax_onehot(frame: Any, min_frequency: float | None) -> np.ndarray:
-    """One-hot categorical columns, numeric columns median-imputed and scaled to [0, 1]."""
-    import pandas as pd
-    from sklearn.preprocessing import OneHotEncoder
-
-    cat = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    num = [c for c in frame.columns if c not in cat]
-    parts = []
-    if num:
-        a = frame[num].to_numpy(dtype=np.float64, na_value=np.nan)
-        med = np.nanmedian(a, axis=0)
-        a = np.where(np.isnan(a), med, a)
-        lo, hi = a.min(axis=0), a.max(axis=0)
-        parts.append((a - lo) / np.where(hi > lo, hi - lo, 1.0))
-    if cat:
-        enc = OneHotEncoder(
-            min_frequency=min_frequency, handle_unknown="infrequent_if_exist",
-            sparse_output=False,
-        )
-        parts.append(enc.fit_transform(frame[cat].astype(str).fillna("missing")))
-    return np.hstack(parts).astype(np.float32)
-
-
-def load_numeric(name: str, *, l2_normalise: bool = True) -> dict[str, Any]:
-    """A data set as a dense float32 matrix the paper's MLP takes.
-
-    Purchase-100 / Texas-100 as distributed (binary features); Adult and Diabetes
-    130-US one-hot encoded (Diabetes: categories seen in fewer than 0.1% of the
-    records merged into one "infrequent" column; one encounter per patient, the
-    first, so that no patient is both a member and a non-member), numeric columns
-    scaled to [0, 1]. Rows are then scaled to unit L2 norm (the paper's pre-processing).
-    The encoding is fitted on the whole data set (population-level pre-processing).
-
-    Raises
-    ------
-    tabmia.datasets.DataNotFoundError
-        When the data set is not in the data home.
-    """
-    from tabmia import datasets as ds
-
-    note = ""
-    if name == "purchase100":
-        b = ds.fetch_purchase100()
-        X, y = np.asarray(b.data, dtype=np.float32), np.asarray(b.target)
-        note = "600 binary features as distributed"
-    elif name == "texas100":
-        b = ds.fetch_texas100()
-        X, y = b.data, np.asarray(b.target)  # sparse; densified per split
-        note = "binary features as distributed"
-    elif name == "diabetes130":
-        b = ds.load_diabetes130()
-        groups = np.asarray(b.groups)
-        _, first = np.unique(groups, return_index=True)
-        first = np.sort(first)
-        frame = b.data.iloc[first].reset_index(drop=True)
-        y = np.asarray(b.target)[first]
-        X = _minmax_onehot(frame, min_frequency=0.001)
-        note = (
-            f"first encounter per patient ({first.size:,} of {len(groups):,}); 3 classes "
-            "(readmitted NO / >30 / <30); one-hot with categories < 0.1% merged"
-        )
-    elif name == "adult":
-        b = ds.load_adult()
-        X = _minmax_onehot(b.data, min_frequency=None)
-        y = np.asarray(b.target)
-        note = "one-hot categorical, numeric scaled to [0, 1]"
-    else:
-        raise ValueError(f"unknown data set {name!r}; choose from {DATASETS}")
-    if l2_normalise and not hasattr(X, "tocsr"):
-        X = _l2(X)
-    return {"X": X, "y": y, "note": note, "n_features": int(X.shape[1])}
-
-
-def _l2(X: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(X, axis=1, keepdims=True)
-    return (X / np.where(norm > 0, norm, 1.0)).astype(np.float32)
-
-
-def take_dense(X: Any, idx: np.ndarray) -> np.ndarray:
-    """Rows ``idx`` as a dense, L2-normalised float32 matrix (sparse Texas-100 too)."""
-    rows = X[idx]
-    if hasattr(rows, "toarray"):
-        return _l2(np.asarray(rows.toarray(), dtype=np.float32))
-    return np.asarray(rows, dtype=np.float32)
-
-
-def paper_mlp(epochs: int, seed: int) -> Any:
-    """The paper's target: 2 x 256 ReLU, Adam, batch 200, lr 0.005."""
-    from tabmia.shadow import TorchMLPClassifier
-
-    return TorchMLPClassifier(
-        hidden_layer_sizes=(256, 256), epochs=epochs, batch_size=200, lr=0.005,
-        device="auto", random_state=seed,
-    )
 
 
 # ------------------------------------------------------------------ experiment
@@ -591,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
             "seeds": runs,
             "roc_png": roc_png,
         }
-    missing_data_exit(report["not_present"], args.datasets)
+    missing_data_exit(report["not_present"], args.datasets, name=NAME)
     report["wall_seconds"] = time.perf_counter() - t_start
     report["config"] = {
         "command": "python -m benchmarks.jayaraman_ppv "

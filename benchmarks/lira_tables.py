@@ -37,16 +37,18 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import mean_std, present_datasets, write_results
-from benchmarks.jayaraman_ppv import (
+from benchmarks._common import (
     device_note,
     load_numeric,
+    mean_std,
     missing_data_exit,
     paper_mlp,
     pct,
     prepare_run,
+    present_datasets,
     results_dir,
     take_dense,
+    write_results,
 )
 
 NAME = "lira_tables"
@@ -261,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: TPR@0.1% {_tpr_cell(rows, 'tpr@0.001')}, "
                   f"TPR@1% {_tpr_cell(rows, 'tpr@0.01')}, AUC {mean_std(r['auc'] for r in rows)}",
                   flush=True)
-    missing_data_exit(report["not_present"], args.datasets)
+    missing_data_exit(report["not_present"], args.datasets, name=NAME)
     report["wall_seconds"] = time.perf_counter() - t_start
     report["config"] = {
         "command": "python -m benchmarks.lira_tables "

@@ -39,8 +39,16 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import load_note, mean_std, present_datasets, write_results
-from benchmarks.jayaraman_ppv import missing_data_exit, pct, prepare_run, results_dir
+from benchmarks._common import (
+    load_note,
+    mean_std,
+    missing_data_exit,
+    pct,
+    prepare_run,
+    present_datasets,
+    results_dir,
+    write_results,
+)
 
 NAME = "quantile_table2"
 PAPER_TASKS = ("361057", "361064", "361067", "361070")

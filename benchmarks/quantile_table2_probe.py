@@ -40,8 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import load_note, present_datasets, write_results
-from benchmarks.jayaraman_ppv import pct, prepare_run
+from benchmarks._common import load_note, pct, prepare_run, present_datasets, write_results
 from benchmarks.quantile_table2 import (
     PAPER, PAPER_TASKS, load, operating_point, split_records, tune_target,
 )

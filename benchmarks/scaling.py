@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
     args = parser.parse_args(argv)
     if args.out:
-        _common.RESULTS = _common.Path(args.out).resolve()
+        _common.set_results_dir(args.out)
     _common.use_shared_data()
     from tabmia.datasets import DataNotFoundError, load_adult
 

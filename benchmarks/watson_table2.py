@@ -37,13 +37,15 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from benchmarks._common import mean_std, present_datasets, write_results
-from benchmarks.jayaraman_ppv import (
-    _minmax_onehot,
+from benchmarks._common import (
     device_note,
+    mean_std,
+    minmax_onehot,
     missing_data_exit,
     prepare_run,
+    present_datasets,
     results_dir,
+    write_results,
 )
 from tabmia.attacks.base import BaseMembershipAttack
 
@@ -141,7 +143,7 @@ def load(name: str) -> dict[str, Any]:
     loader = {"credit": ds.load_german_credit, "hepatitis": ds.load_hepatitis,
               "adult": ds.load_adult}[name]
     b = loader()
-    X = _minmax_onehot(b.data, min_frequency=None)
+    X = minmax_onehot(b.data, min_frequency=None)
     return {"X": X, "y": np.asarray(b.target), "n_features": int(X.shape[1]),
             "n_records": int(X.shape[0])}
 
@@ -352,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{LABEL[score]} {LABEL[cal]} AUC "
                 f"{mean_std(r['attacks'][f'{score}|{cal}']['auc'] for r in runs)}"
                 for cal in CALIBRATIONS), flush=True)
-    missing_data_exit(report["not_present"], args.datasets)
+    missing_data_exit(report["not_present"], args.datasets, name=NAME)
     report["wall_seconds"] = time.perf_counter() - t_start
     report["config"] = {
         "command": "python -m benchmarks.watson_table2 "

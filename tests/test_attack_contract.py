@@ -176,3 +176,31 @@ def test_bad_input_raises_documented_errors(cls, overfit):
         a.decision_function(X[:5, :4], y[:5])
     with pytest.raises(ValueError, match="y is required"):
         a.decision_function(X[:5], None)
+
+
+SCORE_SAMPLES_ATTACKS = [c for c in ATTACKS if hasattr(c, "score_samples")]
+
+
+def test_the_shadow_and_quantile_attacks_have_score_samples():
+    # the monotonicity test below must not pass by finding no attack to check
+    names = {c.__name__ for c in SCORE_SAMPLES_ATTACKS}
+    assert {"LiRAAttack", "QuantileAttack", "RMIAAttack"} <= names
+
+
+@pytest.mark.parametrize("cls", SCORE_SAMPLES_ATTACKS, ids=lambda c: c.__name__)
+def test_score_samples_ranks_candidates_like_decision_function(cls, overfit):
+    """One meaning of score_samples (attacks/base.py): higher = more member-like and
+    non-decreasing in decision_function: no pair of candidates is ordered one way by
+    score_samples and the other way by decision_function."""
+    a = _make(cls, overfit["target"])
+    d = _run(a, overfit)
+    cand = np.r_[overfit["members"], overfit["nonmembers"]]
+    s = a.score_samples(overfit["X"][cand], overfit["y"][cand])
+    assert s.shape == d.shape and np.all(np.isfinite(s))
+    assert np.unique(s).size > 10  # a constant would be trivially monotone
+    order = np.lexsort((d, s))  # by score_samples, ties by decision_function
+    assert np.all(np.diff(d[order]) >= -1e-12), f"{cls.__name__}: score_samples and " \
+        "decision_function order some candidates differently"
+    member = np.r_[np.ones(overfit["members"].size, bool),
+                   np.zeros(overfit["nonmembers"].size, bool)]
+    assert auc(member, s) > 0.6  # higher = member, as decision_function

@@ -36,7 +36,7 @@ def _restore_globals():
 
     saved, threads = _common.RESULTS, torch.get_num_threads()
     yield
-    _common.RESULTS = saved
+    _common.set_results_dir(saved)
     torch.set_num_threads(threads)
 
 

@@ -14,8 +14,9 @@ from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
-from tabmia.attacks.lira import LiRAAttack, offline_score, online_score
+from tabmia.attacks.lira import VARIANCE_FLOOR_SHARE, LiRAAttack, offline_score, online_score
 from tabmia.attacks.loss import LossAttack
+from tabmia.exceptions import DuplicateRecordsWarning
 from tabmia.metrics import auc, tpr_at_fpr
 from tabmia.scores import membership_score
 from tabmia.shadow import PoolIndex, masked_moments, pooled_variance
@@ -237,6 +238,38 @@ def test_hinge_statistic_and_per_example_variance_run():
     assert a.variance_ == "per_example"
     s = a.decision_function(X[:300], y[:300])
     assert s.shape == (300,) and np.all(np.isfinite(s))
+
+    # the variances by hand from the shadows' statistics on the pool (the public records
+    # that are not held out for calibration), with masked sums instead of masked_moments
+    pub = np.arange(300, 900)
+    pool = pub[np.setdiff1d(np.arange(pub.size), a.calibration_index_)]
+    stats = a.population_.statistics_.astype(np.float64)
+    if a._clip is not None:
+        stats = np.clip(stats, -a._clip, a._clip)
+    out = ~a.in_masks_
+    c = out.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = (stats * out).sum(axis=0) / c
+    ssd = (np.where(out, stats - mu, 0.0) ** 2).sum(axis=0)
+    two = c >= 2
+    global_var = ssd[two].sum() / (c[two] - 1).sum()
+    assert np.allclose(a.global_var_out_, global_var)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = np.where(two, ssd / (c - 1), global_var)
+    per_example = np.maximum(own, VARIANCE_FLOOR_SHARE * global_var)
+    # the pool records with OUT shadows, scored by the attack and by hand
+    rows = np.flatnonzero(c >= 1)
+    t = membership_score("hinge", a.target_.predict_proba(X[pool[rows]]), y[pool[rows]])
+    if a._clip is not None:
+        t = np.clip(t, -a._clip, a._clip)
+    sd = np.sqrt(per_example[rows] * (1 + 1 / c[rows]))
+    expected = -norm.logsf(t, mu[rows], sd)
+    with pytest.warns(DuplicateRecordsWarning):  # pool records are public records
+        scored = a.decision_function(X[pool[rows]], y[pool[rows]])
+    assert np.allclose(scored, expected, rtol=1e-6, atol=1e-9)
+    # the per-example variances matter: the global one gives other scores
+    sd_global = np.sqrt(global_var * (1 + 1 / c[rows]))
+    assert not np.allclose(expected, -norm.logsf(t, mu[rows], sd_global), rtol=1e-3)
 
 
 def test_too_few_shadows_raise():

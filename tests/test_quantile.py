@@ -98,7 +98,7 @@ def test_calibration_is_out_of_fold(small_game):
 
 def test_multiquantile_grid_matches_paper_rule(small_game):
     """decision >= -log(a) exactly when s >= q_{1-a}(x, y), for every a of the grid;
-    predicted quantiles never cross; score_samples is the nominal p-value."""
+    predicted quantiles never cross; exp(-score_samples) is the nominal p-value."""
     target, members, (Xp, yp), (Xf, yf) = small_game
     alphas = [0.01, 0.05, 0.2]
     attack = QuantileAttack(target, mode="pinball", alphas=alphas, fpr=0.05, random_state=0,
@@ -112,7 +112,7 @@ def test_multiquantile_grid_matches_paper_rule(small_game):
     for k, a in enumerate(attack.alphas_):
         near = np.abs(s - q[:, k]) < 1e-9
         assert np.array_equal((d >= -np.log(a))[~near], (s >= q[:, k])[~near])
-    assert np.allclose(attack.score_samples(Xf, yf), np.exp(-d))
+    assert np.allclose(np.exp(-attack.score_samples(Xf, yf)), np.exp(-d))
     # monotone in the score for a fixed record: raising s raises the decision
     raw = attack._raw_candidates(Xf, attack.target_.encode_labels(yf))
     d_up = attack._decision(s + 0.5, raw)

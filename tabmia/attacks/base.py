@@ -6,6 +6,14 @@ scores candidate records (higher = more likely a member); ``predict(X, y)`` flag
 ``decision_function(X, y) >= threshold_``. Subclasses write only ``_fit`` and
 ``_score``.
 
+``score_samples(X, y)``, where an attack has one, is the attack's own test statistic
+on its natural scale (LiRA's ``-log p`` or ``log Lambda``, the quantile attack's
+``-log p``, RMIA's log likelihood ratio), oriented like ``decision_function``:
+higher = more member-like, and a non-decreasing function of ``decision_function`` on
+the same candidates, so the two rank candidates alike. This is scikit-learn's
+convention for outlier detectors (``decision_function = score_samples - offset_``,
+both higher for the positive, "normal" side), with members as the positive side.
+
 An attack has no ``score(X, y)`` method: its quality is measured on records whose
 membership is known, which ``fit``'s public records are not. Model selection
 (``GridSearchCV``) takes ``scoring=tabmia.metrics.make_membership_scorer(...)`` on a

@@ -530,7 +530,8 @@ class LiRAAttack(ReferenceModelAttack):
         return online_score(t, mu_in, var_in, c_in, mom["mu_out"], var_out, mom["c_out"])
 
     def score_samples(self, X: Any, y: Any) -> np.ndarray:
-        """The test statistic of each record: ``-log p`` offline, ``log Lambda`` online.
+        """The test statistic of each record: ``-log p`` offline, ``log Lambda`` online;
+        higher = more member-like (the convention of :mod:`tabmia.attacks.base`).
 
         Offline, ``p = Pr[Z >= t]`` with ``Z ~ N(mu_out, sigma_out^2 (1 + 1/k))`` is
         the one-sided p-value of the record under the null hypothesis that it is a

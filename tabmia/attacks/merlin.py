@@ -32,9 +32,9 @@ __all__ = [
 TIE_WARNING_FRACTION = 0.5
 
 #: Default size of one query batch (bytes of float64 features). Cache-sized batches
-#: beat large ones: on Adult (104 features, T = 100) the batched Merlin ratio took
-#: 1.0-1.1x one predict_proba on all n*T rows with 8 MB batches, 1.3-1.55x with 256 MB
-#: (fresh memory for the copies, page faults, cache misses), for an MLP and a forest.
+#: beat large ones, which pay for fresh memory for the copies (page faults, cache
+#: misses); the batched ratio's cost against one predict_proba on all n*T rows is in
+#: benchmarks/results/merlin_speed.md.
 _BATCH_BYTES = 2**23
 
 

@@ -87,11 +87,11 @@ class QuantileAttack(BaseMembershipAttack):
     ``s`` for each record, computed in log space (no saturation), and ``>= -log a``
     exactly when ``s >= q_{1-a}``: the paper's rule. (A score equal to several tied
     predicted quantiles gets the lowest of their levels, the conservative p-value.)
-    :meth:`score_samples` returns the p-value itself.
+    :meth:`score_samples` returns ``-log`` of that p-value, as :meth:`decision_function`.
 
     Scores with atoms: a random forest gives probability 1.0 to the true class of
-    many records, so its score has a point mass at the top (on Adult, ~28% of
-    non-members). Every record at the atom then exceeds ``q_{1-a}`` with equality and
+    many records, so its score has a point mass at the top (on Adult, a large share
+    of the non-members). Every record at the atom then exceeds ``q_{1-a}`` with equality and
     one quantile cannot order them: the calibrated threshold lands above the atom and
     the attack flags almost nothing (FPR far below ``fpr``, still valid). A grid of
     ``alphas`` reaching past the atom's mass (e.g. up to 0.5), or
@@ -106,7 +106,7 @@ class QuantileAttack(BaseMembershipAttack):
     non-member's score has exactly the distribution of the out-of-fold calibration
     scores and ``threshold_`` keeps its FPR promise. Averaging the fold regressors
     does not: it breaks ties at atoms of the score unevenly (a forest on Adult with
-    a quantile grid: 1.3-1.4% FPR delivered for 1% requested), and no regressor
+    a quantile grid delivered more FPR than requested), and no regressor
     refit on all public records has out-of-sample scores to calibrate on.
 
     Hyperparameters can be tuned with Optuna (TPE, seeded; ``n_trials > 0``, see
@@ -542,13 +542,15 @@ class QuantileAttack(BaseMembershipAttack):
         return self._decision(s, self._raw_candidates(X, y))
 
     def score_samples(self, X: Any, y: Any) -> np.ndarray:
-        """Estimated one-sided p-value of each record's score under the non-member model.
+        """``-log p`` of each record, ``p`` the one-sided p-value of its score under the
+        non-member model; higher = more member-like (the convention of
+        :mod:`tabmia.attacks.base`).
 
-        Lower = more member-like; ``exp(-decision_function(X, y))``. It is the
+        Same values as :meth:`decision_function`. ``exp(-score_samples(X, y))`` is the
         regressor's nominal p-value (exactly ``a`` at ``s = q_{1-a}`` for pinball), not
         re-calibrated; ``threshold_`` is the calibrated rule.
         """
-        return np.exp(-self.decision_function(X, y))
+        return self.decision_function(X, y)
 
     def predicted_quantiles(self, X: Any, y: Any) -> np.ndarray:
         """Predicted thresholds ``q_{1-a}(x, y)`` per record and FPR in ``alphas_``.

@@ -325,10 +325,12 @@ class RMIAAttack(ReferenceModelAttack):
         return _log_ratio(self._target_proba(X, y_idx), mean, self.a_)
 
     def score_samples(self, X: Any, y: Any) -> np.ndarray:
-        """Log likelihood ratio ``r_x = log p(x | theta) - log p(x)`` of each record.
+        """Log likelihood ratio ``r_x = log p(x | theta) - log p(x)`` of each record;
+        higher = more member-like (the convention of :mod:`tabmia.attacks.base`).
 
         ``LR(x, z) = exp(r_x - r_z)``; ``decision_function`` is the share of
-        population records with ``r_x - r_z >= log gamma``.
+        population records with ``r_x - r_z >= log gamma``, a non-decreasing function
+        of ``r_x``: the two rank candidates alike, up to ties of the share.
         """
         check_is_fitted(self, "population_")
         y_idx = self._validate_records(X, y, "score_samples")
