@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from tabmia._records import row_hashes
+
 _FORMAT = "tabmia.ShadowPopulation/1"
 #: Estimator parameters that change how a model is computed, not which model: they
 #: are left out of the cache manifest's description of the estimator.
@@ -57,7 +59,7 @@ def _fingerprint(X: Any, y: np.ndarray) -> str:
     if isinstance(X, pd.DataFrame):
         h.update(repr([str(c) for c in X.columns]).encode())
         h.update(repr([str(t) for t in X.dtypes]).encode())
-        h.update(pd.util.hash_pandas_object(X, index=False).to_numpy().tobytes())
+        h.update(row_hashes(X).tobytes())
     elif sp.issparse(X):
         csr = sp.csr_matrix(X, copy=True)
         csr.sum_duplicates()
@@ -69,8 +71,7 @@ def _fingerprint(X: Any, y: np.ndarray) -> str:
         arr = np.asarray(X)
         h.update(f"{arr.shape}{arr.dtype}".encode())
         if arr.dtype.kind == "O":
-            frame = pd.DataFrame(arr.reshape(arr.shape[0], -1))
-            h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+            h.update(row_hashes(arr.reshape(arr.shape[0], -1)).tobytes())
         else:
             h.update(np.ascontiguousarray(arr).tobytes())
     h.update(pd.util.hash_pandas_object(pd.Series(y), index=False).to_numpy().tobytes())
