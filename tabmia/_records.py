@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-__all__ = ["row_hashes", "record_hashes", "shared_mask"]
+__all__ = ["row_hashes", "record_hashes", "fold_hashes", "shared_mask"]
 
 
 def _frame(X: Any) -> pd.DataFrame:
@@ -40,15 +40,14 @@ def _common_dtypes(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.D
 
 def _sparse_hashes(X: Any) -> np.ndarray:
     """Order-free combination of the hashes of each row's (column, value) entries."""
-    csr = sp.csr_matrix(X)
+    csr = sp.csr_matrix(X, copy=True)  # canonicalised below: never alter the caller's matrix
     csr.sum_duplicates()
     csr.eliminate_zeros()
-    cols = csr.indices.astype(np.int64)
-    entries = pd.DataFrame({"col": cols, "value": csr.data.astype(np.float64)})
-    h = pd.util.hash_pandas_object(entries, index=False).to_numpy()
+    entry = pd.util.hash_array(csr.indices.astype(np.int64)) * np.uint64(0x9E3779B97F4A7C15)
+    entry ^= pd.util.hash_array(csr.data.astype(np.float64))
     rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
     out = np.zeros(csr.shape[0], dtype=np.uint64)
-    np.add.at(out, rows, h)  # uint64 sums wrap: a hash of the entry multiset
+    np.add.at(out, rows, entry)  # uint64 sums wrap: a hash of the entry multiset
     return out
 
 
@@ -67,6 +66,18 @@ def record_hashes(X: Any, y: Any) -> np.ndarray:
     """A ``uint64`` hash per labelled record ``(X[i], y[i])``."""
     frame = pd.DataFrame({"x": row_hashes(X), "y": np.asarray(y)})
     return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def fold_hashes(X: Any, y: Any) -> np.ndarray:
+    """A well-mixed ``uint64`` per labelled record, for ``h % K`` fold assignment.
+
+    Equal records get equal hashes, and the low bits are mixed (splitmix64 finaliser)
+    so that ``h % K`` splits records evenly. ``y`` is taken as integer label indices.
+    """
+    h = row_hashes(X) ^ pd.util.hash_array(np.asarray(y, dtype=np.int64))
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
 
 
 def shared_mask(X: Any, y: Any, X_other: Any, y_other: Any) -> np.ndarray:

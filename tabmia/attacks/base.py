@@ -36,6 +36,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
 from tabmia._records import record_hashes
 from tabmia.exceptions import DuplicateRecordsWarning
@@ -283,9 +284,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
                 f"({type(self).__name__} requires y to be passed, but the target y is None)"
             )
         n = n_rows(X)
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            y_arr = y_arr.ravel()
+        y_arr = ravel_column(y)
         if y_arr.ndim != 1:
             raise ValueError(f"{where}: y must be 1-D, got shape {y_arr.shape}")
         if n != y_arr.shape[0]:

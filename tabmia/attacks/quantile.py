@@ -21,6 +21,7 @@ from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._array import is_categorical_dtype
+from tabmia._records import fold_hashes
 from tabmia._device import catboost_device_params, catboost_gpu_count, resolve_device_name
 from tabmia.attacks._quantile_tuning import tune_catboost
 from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
@@ -40,26 +41,6 @@ DEFAULT_CATBOOST_PARAMS: dict[str, Any] = {
 
 _LABEL_COLUMN = "__tabmia_label__"
 _RESERVED = ("loss_function", "random_seed", "random_state", "verbose", "task_type", "thread_count")
-
-
-def _record_hash(X: Any, y: np.ndarray) -> np.ndarray:
-    """A well-mixed uint64 per record (features and label), equal for equal records."""
-    if sp.issparse(X):
-        Xc = sp.csr_matrix(X)
-        pair = pd.util.hash_array(Xc.indices.astype(np.int64)) * np.uint64(0x9E3779B97F4A7C15)
-        pair ^= pd.util.hash_array(Xc.data.astype(np.float64))
-        n = Xc.shape[0]
-        row = np.repeat(np.arange(n), np.diff(Xc.indptr))
-        h = np.zeros(n, dtype=np.uint64)
-        np.add.at(h, row, pair)
-    else:
-        frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
-        h = pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64)
-    h = h ^ pd.util.hash_array(np.asarray(y, dtype=np.int64))
-    # splitmix64 finaliser: low bits well mixed, so h % K is balanced
-    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
 
 
 class QuantileAttack(BaseMembershipAttack):
@@ -525,7 +506,7 @@ class QuantileAttack(BaseMembershipAttack):
     # ------------------------------------------------------------------ score
     def _raw_candidates(self, X: Any, y: np.ndarray) -> np.ndarray:
         data, cat_idx = self._features(X, y, fitting=False)
-        fold = _record_hash(X, y) % np.uint64(len(self.estimators_))
+        fold = fold_hashes(X, y) % np.uint64(len(self.estimators_))
         raw = None
         for k, model in enumerate(self.estimators_):
             sel = np.flatnonzero(fold == k)

@@ -54,7 +54,8 @@ def fit_population(
     """
     from threadpoolctl import threadpool_limits
 
-    from tabmia.shadow.population import ShadowPopulation, _fingerprint
+    from tabmia.shadow._cache import _fingerprint
+    from tabmia.shadow.population import ShadowPopulation
 
     y_raw = classes[y_idx]
     if cache_dir is not None:

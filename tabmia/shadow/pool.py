@@ -11,15 +11,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.target import _row_keys
+from tabmia._records import record_hashes
 
 __all__ = ["PoolIndex", "record_keys"]
 
 
 def record_keys(X: Any, y_idx: np.ndarray) -> np.ndarray:
     """A 64-bit hash per labelled record, equal for equal (features, label) pairs."""
-    frame = pd.DataFrame({"x": _row_keys(X), "y": np.asarray(y_idx, dtype=np.int64)})
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return record_hashes(X, np.asarray(y_idx, dtype=np.int64))
 
 
 class PoolIndex:

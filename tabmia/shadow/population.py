@@ -9,393 +9,39 @@ every pool record as one ``(n_models, n_records)`` float32 array.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import numbers
 import os
-import re
-import warnings
-from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
 from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted
-from tabmia._seeding import seed_estimator
-from tabmia.scores import SCORE_NAMES, membership_score
-from tabmia.target import TargetModel, n_rows, take_rows
+from tabmia.scores import SCORE_NAMES
+from tabmia.shadow._cache import _FORMAT, _Cache, _describe, _fingerprint
+from tabmia.shadow._design import (
+    _base_entropy,
+    _draw_masks,
+    _mask_hash,
+    _model_seeds,
+    _pkeep_block,
+    draw_in_masks,
+)
+from tabmia.shadow._training import (
+    _delayed,
+    _label_encoder,
+    _model_proba_chunks,
+    _statistic_row,
+    _train_mlp_group,
+    _train_one,
+)
+from tabmia.target import TargetModel, n_rows
 
 __all__ = ["ShadowPopulation", "draw_in_masks"]
-
-_FORMAT = "tabmia.ShadowPopulation/1"
-#: Estimator parameters that change how a model is computed, not which model: they
-#: are left out of the cache manifest's description of the estimator.
-_EXECUTION_PARAMS = frozenset(
-    {
-        "verbose", "verbosity", "silent", "logging_level", "device", "n_jobs", "nthread",
-        "thread_count", "task_type", "devices", "allow_writing_files", "train_dir",
-        "gpu_ram_part", "used_ram_limit",
-    }
-)
-_SEED_MASK = (1 << 31) - 1
-
-
-# ----------------------------------------------------------------- seeds and masks
-def _base_entropy(random_state: Any) -> int:
-    """A non-negative integer all seeds and masks derive from."""
-    if random_state is None:
-        return int(np.random.SeedSequence().entropy)
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if int(random_state) < 0:
-            raise ValueError(f"random_state must be >= 0, got {random_state}")
-        return int(random_state)
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(2**63))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(np.iinfo(np.int32).max))
-    raise ValueError(
-        f"random_state must be None, an int, a RandomState or a Generator, got {random_state!r}"
-    )
-
-
-def _model_seeds(entropy: int, n_models: int) -> np.ndarray:
-    """Seed of model ``k``: depends on ``(entropy, k)`` only, so a longer list extends a shorter."""
-    return np.array(
-        [
-            int(np.random.SeedSequence(entropy, spawn_key=(0, k)).generate_state(1, np.uint32)[0])
-            & _SEED_MASK
-            for k in range(n_models)
-        ],
-        dtype=np.int64,
-    )
-
-
-def _pkeep_block(pkeep: float) -> tuple[int, int]:
-    """``(n_in, block)``: ``pkeep = n_in / block`` in lowest terms (block <= 64)."""
-    frac = Fraction(float(pkeep)).limit_denominator(64)
-    if not 0 < frac < 1 or abs(float(frac) - float(pkeep)) > 1e-9:
-        raise ValueError(
-            f"pkeep must be a fraction in (0, 1) with a denominator of at most 64 "
-            f"(0.5, 0.25, 1/3, ...), got {pkeep!r}"
-        )
-    return frac.numerator, frac.denominator
-
-
-def draw_in_masks(
-    n_models: int, n_records: int, *, pkeep: float = 0.5, random_state: Any = None
-) -> np.ndarray:
-    """Membership matrix: which record trains which model.
-
-    Models come in blocks of ``b`` (``pkeep = a / b`` in lowest terms; ``b = 2`` for
-    ``pkeep=0.5``). Within a block, every record is IN for a uniformly random ``a``
-    of the ``b`` models (Carlini et al.'s scheme, applied per block), independently
-    across records and blocks. So every record is IN for exactly ``pkeep *
-    n_models`` models whenever ``n_models`` is a multiple of ``b`` (for
-    ``pkeep=0.5``: the two models of a pair have complementary halves of the pool),
-    and drawing more models keeps the earlier rows: block ``j`` depends only on the
-    seed and ``j``. With ``n_models`` not a multiple of ``b``, the last block is cut
-    and a record is IN for ``floor`` or ``ceil`` of ``pkeep * n_models`` models.
-
-    Parameters
-    ----------
-    n_models, n_records : int
-        Matrix shape.
-    pkeep : float, default=0.5
-        Share of the models each record trains.
-    random_state : int, RandomState, Generator or None
-        Seed.
-
-    Returns
-    -------
-    ndarray of bool of shape (n_models, n_records)
-    """
-    return _draw_masks(_base_entropy(random_state), n_models, n_records, pkeep)
-
-
-def _draw_masks(entropy: int, n_models: int, n_records: int, pkeep: float) -> np.ndarray:
-    n_in, block = _pkeep_block(pkeep)
-    masks = np.empty((n_models, n_records), dtype=bool)
-    for b in range(math.ceil(n_models / block)):  # a loop over blocks of models
-        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(1, b)))
-        # each column of the argsort is a uniform random permutation of the block
-        order = np.argsort(rng.random((block, n_records)), axis=0)
-        lo, hi = b * block, min((b + 1) * block, n_models)
-        masks[lo:hi] = (order < n_in)[: hi - lo]
-    return masks
-
-
-def _mask_hash(mask: np.ndarray) -> str:
-    return hashlib.sha256(np.packbits(mask).tobytes() + str(mask.size).encode()).hexdigest()[:24]
-
-
-# --------------------------------------------------------- estimators and labels
-class _NoModel:
-    """Stand-in model of a TargetModel used only for its label encoding."""
-
-    def __call__(self, X: Any) -> np.ndarray:  # pragma: no cover - never queried
-        raise RuntimeError("this TargetModel only encodes labels")
-
-
-def _label_encoder(classes: np.ndarray) -> TargetModel:
-    return TargetModel(_NoModel(), classes=classes)
-
-
-def _describe(obj: Any) -> str:
-    """A stable text description of an estimator's settings (no memory addresses)."""
-    if hasattr(obj, "get_params") and not isinstance(obj, type):
-        params = obj.get_params(deep=False)
-        inner = ", ".join(
-            f"{k}={_describe(v)}" for k, v in sorted(params.items()) if k not in _EXECUTION_PARAMS
-        )
-        return f"{type(obj).__module__}.{type(obj).__qualname__}({inner})"
-    if isinstance(obj, (list, tuple)):
-        inner = ", ".join(_describe(v) for v in obj)
-        return f"[{inner}]" if isinstance(obj, list) else f"({inner})"
-    if isinstance(obj, dict):
-        return "{" + ", ".join(f"{k!r}: {_describe(v)}" for k, v in sorted(obj.items())) + "}"
-    if isinstance(obj, np.ndarray):
-        return f"array({obj.tolist()!r})"
-    if callable(obj) and hasattr(obj, "__qualname__"):
-        return f"{getattr(obj, '__module__', '')}.{obj.__qualname__}"
-    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(obj))
-
-
-def _fingerprint(X: Any, y: np.ndarray) -> str:
-    """SHA-256 of the pool's records and labels."""
-    h = hashlib.sha256()
-    if isinstance(X, pd.DataFrame):
-        h.update(repr([str(c) for c in X.columns]).encode())
-        h.update(repr([str(t) for t in X.dtypes]).encode())
-        h.update(pd.util.hash_pandas_object(X, index=False).to_numpy().tobytes())
-    elif sp.issparse(X):
-        csr = sp.csr_matrix(X, copy=True)
-        csr.sum_duplicates()
-        csr.sort_indices()
-        h.update(f"sparse{csr.shape}{csr.dtype}".encode())
-        for part in (csr.data, csr.indices, csr.indptr):
-            h.update(np.ascontiguousarray(part).tobytes())
-    else:
-        arr = np.asarray(X)
-        h.update(f"{arr.shape}{arr.dtype}".encode())
-        if arr.dtype.kind == "O":
-            frame = pd.DataFrame(arr.reshape(arr.shape[0], -1))
-            h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
-        else:
-            h.update(np.ascontiguousarray(arr).tobytes())
-    h.update(pd.util.hash_pandas_object(pd.Series(y), index=False).to_numpy().tobytes())
-    return h.hexdigest()
-
-
-# ------------------------------------------------------------- model -> statistics
-def _chunk_rows(n_classes: int) -> int:
-    return int(max(1024, min(65536, 2**23 // max(n_classes, 1))))
-
-
-def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
-    """Yield ``(slice, proba (m, C) float64, logits or None)`` in ``classes`` order."""
-    from tabmia._array import softmax
-    from tabmia.shadow.torch_mlp import TorchMLPClassifier
-
-    n = n_rows(X)
-    step = _chunk_rows(classes.size)
-    if isinstance(model, TorchMLPClassifier) and np.array_equal(model.classes_, classes):
-        for start in range(0, n, step):
-            sl = slice(start, min(start + step, n))
-            logits = model.decision_function(take_rows(X, sl)).astype(np.float64)
-            yield sl, softmax(logits), logits
-        return
-    target = TargetModel(model, batch_size=step)
-    cols = _label_encoder(classes).encode_labels(target.classes_, name="the shadow's classes_")
-    same = cols.size == classes.size and np.array_equal(cols, np.arange(classes.size))
-    for start in range(0, n, step):
-        sl = slice(start, min(start + step, n))
-        p = target.predict_proba(take_rows(X, sl))
-        if not same:  # classes missing from this model's training subset get probability 0
-            full = np.zeros((p.shape[0], classes.size), dtype=np.float64)
-            full[:, cols] = p
-            p = full
-        yield sl, p, None
-
-
-def _statistic_row(
-    model: Any, X: Any, y_idx: np.ndarray, classes: np.ndarray, statistic: str
-) -> np.ndarray:
-    out = np.empty(n_rows(X), dtype=np.float32)
-    for sl, proba, logits in _model_proba_chunks(model, X, classes):
-        out[sl] = membership_score(statistic, proba, y_idx[sl], logits=logits)
-    return out
-
-
-def _train_one(
-    recipe: Any,
-    k: int,
-    seed: int,
-    mask: np.ndarray,
-    X: Any,
-    y: np.ndarray,
-    y_idx: np.ndarray,
-    classes: np.ndarray,
-    statistic: str,
-    keep_model: bool,
-) -> list[tuple[int, np.ndarray, Any]]:
-    """One joblib task: fit a clone of ``recipe`` on the rows ``mask``, score the pool.
-
-    BLAS runs on one thread here, in-process or in a worker: float results of BLAS
-    calls depend on its thread count (seen: sklearn MLP shadows differing by 0.17 in
-    the logit score between ``n_jobs=1`` with 2 BLAS threads and ``n_jobs=2``), and the
-    scores must not depend on ``n_jobs``. Parallelism comes from the jobs.
-    """
-    model = clone_unfitted(recipe)
-    seed_estimator(model, seed)
-    rows = np.flatnonzero(mask)
-    with threadpool_limits(limits=1, user_api="blas"):
-        model.fit(take_rows(X, rows), y[rows])
-        row = _statistic_row(model, X, y_idx, classes, statistic)
-    return [(k, row, model if keep_model else None)]
-
-
-def _train_mlp_group(
-    params: dict,
-    ks: np.ndarray,
-    seeds: np.ndarray,
-    masks: np.ndarray,
-    X32: np.ndarray,
-    y_idx: np.ndarray,
-    classes: np.ndarray,
-    statistic: str,
-    device: Any,
-    keep_model: bool,
-    verbose: bool,
-) -> list[tuple[int, np.ndarray, Any]]:
-    """One joblib task: train the MLPs ``ks`` as a batched network, score the pool."""
-    from tabmia.shadow.batched import fit_mlps_batched
-
-    models = fit_mlps_batched(
-        X32, y_idx, masks, seeds, params, device, classes=classes, verbose=verbose
-    )
-    return [
-        (int(k), _statistic_row(m, X32, y_idx, classes, statistic), m if keep_model else None)
-        for k, m in zip(ks, models)
-    ]
-
-
-# ------------------------------------------------------------------------- cache
-class _Cache:
-    """Per-model result files plus a manifest under ``cache_dir``."""
-
-    def __init__(self, path: Any) -> None:
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.manifest_path = self.path / "manifest.json"
-
-    def read_manifest(self) -> dict | None:
-        if not self.manifest_path.exists():
-            return None
-        try:
-            manifest = json.loads(self.manifest_path.read_text())
-        except (OSError, ValueError) as exc:
-            raise ValueError(
-                f"cache_dir {str(self.path)!r}: manifest.json cannot be read ({exc}); "
-                "empty the folder or use another cache_dir"
-            ) from exc
-        if manifest.get("format") != _FORMAT:
-            raise ValueError(
-                f"cache_dir {str(self.path)!r} holds no tabmia shadow population of this "
-                f"format (format {manifest.get('format')!r}, expected {_FORMAT!r})"
-            )
-        return manifest
-
-    def check(self, cached: dict, current: dict, *, adopt_seed: bool) -> None:
-        keys = [k for k in current if k != "format"]
-        if adopt_seed:
-            keys.remove("seed_entropy")
-        diff = [k for k in keys if cached.get(k) != current[k]]
-        if diff:
-            detail = "; ".join(_describe_difference(k, cached.get(k), current[k]) for k in diff)
-            raise ValueError(
-                f"cache_dir {str(self.path)!r} holds a shadow population of another setup "
-                f"({detail}). Refusing to mix them: use another cache_dir, or empty this one"
-            )
-
-    def write_manifest(self, manifest: dict) -> None:
-        text = json.dumps(manifest, indent=1).encode()
-        self._atomic(self.manifest_path, lambda fh: fh.write(text))
-
-    def files(self, k: int) -> tuple[Path, Path]:
-        return self.path / f"model_{k:05d}.npz", self.path / f"model_{k:05d}.joblib"
-
-    def load(
-        self, k: int, seed: int, mask_hash: str, n: int, need_model: bool
-    ) -> tuple[np.ndarray, Any] | None:
-        npz, model_file = self.files(k)
-        if not npz.exists() or (need_model and not model_file.exists()):
-            return None
-        try:
-            with np.load(npz, allow_pickle=False) as data:
-                row = np.asarray(data["statistics"], dtype=np.float32)
-                cached_seed = int(data["seed"])
-                cached_hash = str(data["in_mask_sha"])
-        except Exception as exc:  # noqa: BLE001 - a truncated file: train again
-            warnings.warn(f"{npz} is unreadable ({exc}); training model {k} again", stacklevel=3)
-            return None
-        if cached_seed != seed or cached_hash != mask_hash or row.shape != (n,):
-            raise ValueError(
-                f"{npz} was written for another population (seed {cached_seed} vs {seed}, "
-                f"in_mask {cached_hash} vs {mask_hash}, {row.shape[0]} vs {n} records): "
-                "refusing to mix; empty the cache_dir"
-            )
-        model = None
-        if need_model:
-            import joblib
-
-            try:
-                model = joblib.load(model_file)
-            except Exception as exc:  # noqa: BLE001
-                warnings.warn(
-                    f"{model_file} is unreadable ({exc}); training model {k} again", stacklevel=3
-                )
-                return None
-        return row, model
-
-    def save(self, k: int, seed: int, mask_hash: str, row: np.ndarray, model: Any) -> None:
-        npz, model_file = self.files(k)
-        if model is not None:
-            import joblib
-
-            self._atomic(model_file, lambda fh: joblib.dump(model, fh))
-        self._atomic(
-            npz,
-            lambda fh: np.savez(
-                fh, statistics=row, seed=np.int64(seed), in_mask_sha=np.str_(mask_hash)
-            ),
-        )
-
-    @staticmethod
-    def _atomic(path: Path, write: Any) -> None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-
-
-def _describe_difference(key: str, cached: Any, now: Any) -> str:
-    """``key: cached ..., now ...`` showing where two long values start to differ."""
-    a, b = repr(cached), repr(now)
-    if len(a) > 100 or len(b) > 100:
-        start = next((i for i, (u, v) in enumerate(zip(a, b)) if u != v), min(len(a), len(b)))
-        lo = max(0, start - 40)
-        a = ("..." if lo else "") + a[lo : start + 50] + ("..." if len(a) > start + 50 else "")
-        b = ("..." if lo else "") + b[lo : start + 50] + ("..." if len(b) > start + 50 else "")
-    return f"{key}: cached {a}, now {b}"
 
 
 # ---------------------------------------------------------------- the population
@@ -797,9 +443,3 @@ class ShadowPopulation(BaseEstimator):
             for sl, p, _logits in _model_proba_chunks(model, X, self.classes_):
                 out[k, sl] = p
         return out
-
-
-def _delayed(func: Any) -> Any:
-    from joblib import delayed
-
-    return delayed(func)
