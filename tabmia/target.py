@@ -25,7 +25,9 @@ import scipy.sparse as sp
 
 from tabmia._array import ravel_column, softmax
 
-__all__ = ["TargetModel", "PrecomputedProbabilities", "as_target", "n_rows", "take_rows"]
+__all__ = [
+    "TargetModel", "PrecomputedProbabilities", "as_target", "encode_labels", "n_rows", "take_rows",
+]
 
 #: Tolerance on ``sum(proba, axis=1) == 1``.
 PROBA_SUM_ATOL = 1e-3
@@ -71,6 +73,62 @@ def _n_columns(X: Any) -> int | None:
     if shape is not None and len(shape) == 2:
         return int(shape[1])
     return None
+
+
+def encode_labels(
+    y: Any, classes: np.ndarray, *, name: str = "y", sorter: np.ndarray | None = None
+) -> np.ndarray:
+    """Map labels ``y`` to their indices in ``classes`` (a model's ``classes_``).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,) or (n, 1)
+        Labels.
+    classes : ndarray
+        The label of each output column.
+    name : str, default="y"
+        Named in the errors.
+    sorter : ndarray, default=None
+        ``np.argsort(classes, kind="stable")`` when the caller keeps it.
+
+    Returns
+    -------
+    ndarray of int
+        Column indices.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` holds labels not in ``classes``, or is not 1-D, or has NaN.
+
+    Examples
+    --------
+    >>> encode_labels(["b", "a", "b"], np.array(["a", "b"])).tolist()
+    [1, 0, 1]
+    """
+    if sorter is None:
+        sorter = np.argsort(classes, kind="stable")
+    y_arr = ravel_column(y)
+    if y_arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {np.shape(y)}")
+    if y_arr.dtype.kind in "fO" and pd.isna(y_arr).any():
+        raise ValueError(f"{name} has {int(pd.isna(y_arr).sum())} missing (NaN) labels")
+    try:
+        sorted_classes = classes[sorter]
+        pos = np.searchsorted(sorted_classes, y_arr)
+        pos_clipped = np.clip(pos, 0, classes.size - 1)
+        found = sorted_classes[pos_clipped] == y_arr
+    except TypeError:  # mixed types, e.g. str labels vs int classes
+        found = np.zeros(y_arr.shape, dtype=bool)
+        pos_clipped = np.zeros(y_arr.shape, dtype=np.intp)
+    if not np.all(found):
+        unseen = pd.unique(pd.Series(y_arr[~np.asarray(found)]))[:10]
+        raise ValueError(
+            f"{name} contains labels the target never saw: {plain(unseen)}; "
+            f"the target's classes are {plain(classes[:20])}"
+            + (" ..." if classes.size > 20 else "")
+        )
+    return sorter[pos_clipped].astype(np.intp)
 
 
 class TargetModel:
@@ -178,30 +236,7 @@ class TargetModel:
         ValueError
             If ``y`` holds labels the target never saw, or is not 1-D, or has NaN.
         """
-        y_arr = ravel_column(y)
-        if y_arr.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got shape {np.shape(y)}")
-        if y_arr.dtype.kind in "fO" and pd.isna(y_arr).any():
-            raise ValueError(
-                f"{name} has {int(pd.isna(y_arr).sum())} missing (NaN) labels"
-            )
-        classes = self.classes_
-        try:
-            sorted_classes = classes[self._class_sorter]
-            pos = np.searchsorted(sorted_classes, y_arr)
-            pos_clipped = np.clip(pos, 0, classes.size - 1)
-            found = sorted_classes[pos_clipped] == y_arr
-        except TypeError:  # mixed types, e.g. str labels vs int classes
-            found = np.zeros(y_arr.shape, dtype=bool)
-            pos_clipped = np.zeros(y_arr.shape, dtype=np.intp)
-        if not np.all(found):
-            unseen = pd.unique(pd.Series(y_arr[~np.asarray(found)]))[:10]
-            raise ValueError(
-                f"{name} contains labels the target never saw: {plain(unseen)}; "
-                f"the target's classes are {plain(classes[:20])}"
-                + (" ..." if classes.size > 20 else "")
-            )
-        return self._class_sorter[pos_clipped].astype(np.intp)
+        return encode_labels(y, self.classes_, name=name, sorter=self._class_sorter)
 
     # ------------------------------------------------------------- queries
     def _check_columns(self, X: Any) -> None:

@@ -326,7 +326,10 @@ class CalibratedAttack(ReferenceModelAttack):
             return -gradient_norms(model, X, y_idx)
         from tabmia.target import TargetModel
 
-        tm = TargetModel(model, classes=classes)
+        return self._adapter_scores(TargetModel(model, classes=classes), X, y_idx)
+
+    def _adapter_scores(self, tm: Any, X: Any, y_idx: np.ndarray) -> np.ndarray:
+        """``s(h, z)`` from a target adapter's log-probabilities, floored."""
         logp = (
             log_softmax(tm.predict_logits(X))
             if tm.has_logits
@@ -357,14 +360,7 @@ class CalibratedAttack(ReferenceModelAttack):
             from tabmia.shadow import gradient_norms
 
             return -gradient_norms(_torch_model(self.target_), X, y)
-        target = self.target_
-        logp = (
-            log_softmax(target.predict_logits(X))
-            if target.has_logits
-            else _log_proba(target.predict_proba(X), self.proba_floor_)
-        )
-        logp = np.maximum(logp, np.log(self.proba_floor_))
-        return _score_from_log_proba(self.statistic, logp, y)
+        return self._adapter_scores(self.target_, X, y)
 
     def _reference_statistics(self, X: Any, y: np.ndarray) -> np.ndarray:
         if self.statistic == "loss" and self.population_ is not None:

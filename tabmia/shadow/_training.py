@@ -14,18 +14,7 @@ from threadpoolctl import threadpool_limits
 from tabmia._estimators import clone_unfitted
 from tabmia._seeding import seed_estimator
 from tabmia.scores import membership_score
-from tabmia.target import TargetModel, n_rows, take_rows
-
-
-class _NoModel:
-    """Stand-in model of a TargetModel used only for its label encoding."""
-
-    def __call__(self, X: Any) -> np.ndarray:  # pragma: no cover - never queried
-        raise RuntimeError("this TargetModel only encodes labels")
-
-
-def _label_encoder(classes: np.ndarray) -> TargetModel:
-    return TargetModel(_NoModel(), classes=classes)
+from tabmia.target import TargetModel, encode_labels, n_rows, take_rows
 
 
 def _chunk_rows(n_classes: int) -> int:
@@ -46,7 +35,7 @@ def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
             yield sl, softmax(logits), logits
         return
     target = TargetModel(model, batch_size=step)
-    cols = _label_encoder(classes).encode_labels(target.classes_, name="the shadow's classes_")
+    cols = encode_labels(target.classes_, classes, name="the shadow's classes_")
     same = cols.size == classes.size and np.array_equal(cols, np.arange(classes.size))
     for start in range(0, n, step):
         sl = slice(start, min(start + step, n))

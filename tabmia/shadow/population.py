@@ -33,13 +33,12 @@ from tabmia.shadow._design import (
 )
 from tabmia.shadow._training import (
     _delayed,
-    _label_encoder,
     _model_proba_chunks,
     _statistic_row,
     _train_mlp_group,
     _train_one,
 )
-from tabmia.target import TargetModel, n_rows
+from tabmia.target import TargetModel, encode_labels, n_rows
 
 __all__ = ["ShadowPopulation", "draw_in_masks"]
 
@@ -247,8 +246,7 @@ class ShadowPopulation(BaseEstimator):
         if n < 2:
             raise ValueError(f"X has {n} records; a shadow population needs a pool")
         classes = np.unique(y_arr) if self.classes is None else np.asarray(self.classes)
-        encoder = _label_encoder(classes)
-        y_idx = encoder.encode_labels(y_arr, name="y")
+        y_idx = encode_labels(y_arr, classes, name="y")
         target = self.target.model if isinstance(self.target, TargetModel) else self.target
         recipe = clone_recipe(self.estimator, name="shadow_estimator", target=target)
         is_mlp = isinstance(recipe, TorchMLPClassifier)
@@ -423,7 +421,7 @@ class ShadowPopulation(BaseEstimator):
         y_arr = ravel_column(y)
         if y_arr.shape != (n,):
             raise ValueError(f"X has {n} records but y has shape {y_arr.shape}")
-        y_idx = _label_encoder(self.classes_).encode_labels(y_arr, name="y")
+        y_idx = encode_labels(y_arr, self.classes_, name="y")
         out = np.empty((len(models), n), dtype=np.float32)
         for k, model in enumerate(models):  # a loop over models
             out[k] = _statistic_row(model, X, y_idx, self.classes_, self.statistic)
