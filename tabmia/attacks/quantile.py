@@ -14,15 +14,14 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 from scipy import stats
 from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from tabmia._array import is_categorical_dtype
-from tabmia._records import fold_hashes
 from tabmia._device import catboost_device_params, catboost_gpu_count, resolve_device_name
+from tabmia._records import fold_hashes
+from tabmia.attacks._quantile_features import regressor_input
+from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
 from tabmia.attacks._quantile_tuning import tune_catboost
 from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
 from tabmia.scores import SCORE_NAMES, membership_score
@@ -39,7 +38,6 @@ DEFAULT_CATBOOST_PARAMS: dict[str, Any] = {
     "iterations": 300,
 }
 
-_LABEL_COLUMN = "__tabmia_label__"
 _RESERVED = ("loss_function", "random_seed", "random_state", "verbose", "task_type", "thread_count")
 
 
@@ -284,75 +282,14 @@ class QuantileAttack(BaseMembershipAttack):
                 )
 
     def _features(self, X: Any, y: np.ndarray, *, fitting: bool) -> tuple[Any, list[int]]:
-        """The regressor's input: X (+ label), in a form CatBoost takes, and cat columns."""
-        n_classes = self.target_.n_classes
-        with_label = self.label_as_feature
-        if sp.issparse(X):
-            Xs = sp.csr_matrix(X, dtype=np.float64)
-            if fitting:
-                self._layout_ = ("sparse", Xs.shape[1])
-            elif self._layout_ != ("sparse", Xs.shape[1]):
-                raise ValueError(f"X does not have the layout the attack was fitted on {self._layout_}")
-            if with_label:
-                if n_classes == 2:
-                    lab = sp.csr_matrix(y.astype(np.float64)[:, None])
-                else:
-                    lab = sp.csr_matrix(
-                        (np.ones(y.size), (np.arange(y.size), y)), shape=(y.size, n_classes)
-                    )
-                Xs = sp.hstack([Xs, lab], format="csr")
-            return Xs, []
-        if isinstance(X, pd.DataFrame):
-            frame = X.copy()
-            frame.columns = [str(c) for c in frame.columns]
-            fitted = getattr(self, "_layout_", None)
-            if (not fitting and fitted is not None and fitted[0] == "frame"
-                    and set(frame.columns) >= set(fitted[1])):
-                frame = frame[list(fitted[1])]  # same columns, maybe reordered / extra
-            cat_cols = [c for c in frame.columns if is_categorical_dtype(frame[c].dtype)]
-            for c in frame.columns:
-                if c in cat_cols:
-                    frame[c] = frame[c].astype(object).where(frame[c].notna(), "__nan__").astype(str)
-                elif pd.api.types.is_bool_dtype(frame[c].dtype):
-                    frame[c] = frame[c].astype(np.float64)
-            layout = ("frame", tuple(frame.columns), tuple(cat_cols))
-        else:
-            arr = np.asarray(X)
-            if arr.ndim != 2:
-                raise ValueError(f"X must be 2-D, got shape {arr.shape}")
-            try:
-                arr = arr.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(
-                    "X holds non-numeric values; pass a pandas DataFrame whose categorical "
-                    "columns have category / string dtype"
-                ) from exc
-            if not with_label or n_classes == 2:
-                data = np.column_stack([arr, y.astype(np.float64)]) if with_label else arr
-                layout = ("numpy", arr.shape[1])
-                self._set_or_check_layout(layout, fitting)
-                return data, []
-            frame = pd.DataFrame(arr, columns=[f"f{j}" for j in range(arr.shape[1])])
-            cat_cols = []
-            layout = ("numpy", arr.shape[1])
-        self._set_or_check_layout(layout, fitting)
-        if with_label:
-            if n_classes == 2:
-                frame[_LABEL_COLUMN] = y.astype(np.float64)
-            else:
-                frame[_LABEL_COLUMN] = y.astype(np.int64)
-                cat_cols = [*cat_cols, _LABEL_COLUMN]
-        cat_idx = [frame.columns.get_loc(c) for c in cat_cols]
-        return frame, cat_idx
-
-    def _set_or_check_layout(self, layout: tuple, fitting: bool) -> None:
+        """The regressor's input and its categorical columns (layout kept from fit)."""
+        data, cat_idx, layout = regressor_input(
+            X, y, n_classes=self.target_.n_classes, with_label=self.label_as_feature,
+            fitted_layout=None if fitting else self._layout_,
+        )
         if fitting:
             self._layout_ = layout
-        elif layout != self._layout_:
-            raise ValueError(
-                "X does not have the columns / types the attack was fitted on: "
-                f"expected {self._layout_[:2]}, got {layout[:2]}"
-            )
+        return data, cat_idx
 
     # ------------------------------------------------------------------ models
     def _loss_function(self) -> str:
@@ -438,29 +375,8 @@ class QuantileAttack(BaseMembershipAttack):
         return -stats.norm.logsf(self._z(s, raw))
 
     def _z(self, s: np.ndarray, raw: np.ndarray) -> np.ndarray:
-        tiny = 1e-6 * self.spread_
-        if self.mode == "gaussian":
-            sd = np.maximum(np.exp(np.clip(raw[:, 1], -50.0, 50.0)), tiny)
-            return (s - raw[:, 0]) / sd
-        q = np.sort(raw, axis=1)  # ascending, at ascending levels 1 - a
-        zk = stats.norm.ppf(1.0 - self.alphas_[::-1])
-        K = zk.size
-        if K == 1:
-            return zk[0] + (s - q[:, 0]) / self.spread_
-        span = np.maximum(q[:, -1] - q[:, 0], 1e-3 * self.spread_)
-        slope_out = (zk[-1] - zk[0]) / span
-        # knots strictly below s: a score equal to a run of tied quantiles (an atom of
-        # the score distribution, e.g. a forest's probability 1.0) gets the lowest
-        # level of the run, i.e. the conservative p-value P(S >= s | x)
-        idx = np.sum(q < s[:, None], axis=1)
-        lo = np.clip(idx - 1, 0, K - 2)
-        rows = np.arange(s.size)
-        q_lo, q_hi = q[rows, lo], q[rows, lo + 1]
-        seg = np.maximum(q_hi - q_lo, tiny)
-        z = zk[lo] + (s - q_lo) * (zk[lo + 1] - zk[lo]) / seg
-        z = np.where(idx == 0, zk[0] + (s - q[:, 0]) * slope_out, z)
-        z = np.where(idx == K, zk[-1] + (s - q[:, -1]) * slope_out, z)
-        return z
+        return standard_normal_z(s, raw, mode=self.mode, alphas=self.alphas_,
+                                 spread=self.spread_)
 
     # -------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
@@ -547,7 +463,4 @@ class QuantileAttack(BaseMembershipAttack):
         check_is_fitted(self, "estimators_")
         y_idx = self._validate_records(X, y, "predicted_quantiles")
         raw = self._raw_candidates(X, y_idx)
-        if self.mode == "gaussian":
-            sd = np.exp(np.clip(raw[:, 1], -50.0, 50.0))
-            return raw[:, :1] + sd[:, None] * stats.norm.isf(self.alphas_)[None, :]
-        return np.sort(raw, axis=1)[:, ::-1]
+        return predicted_thresholds(raw, mode=self.mode, alphas=self.alphas_)

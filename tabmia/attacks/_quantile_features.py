@@ -1,0 +1,118 @@
+"""The quantile attack's feature encoding: records (and their label) as CatBoost input.
+
+Only :mod:`tabmia.attacks.quantile` imports this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from tabmia._array import is_categorical_dtype
+
+__all__ = ["LABEL_COLUMN", "regressor_input"]
+
+#: Column name of the label when it is a regressor input.
+LABEL_COLUMN = "__tabmia_label__"
+
+
+def regressor_input(
+    X: Any, y: np.ndarray, *, n_classes: int, with_label: bool, fitted_layout: tuple | None = None
+) -> tuple[Any, list[int], tuple]:
+    """The regressor's input: ``X`` (and the label), in a form CatBoost takes.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or DataFrame
+        Records.
+    y : ndarray of int
+        Labels as class indices.
+    n_classes : int
+        Classes of the target: a binary label is one numeric column, a multi-class
+        label one categorical column (a one-hot block for sparse input).
+    with_label : bool
+        Whether the label is an input.
+    fitted_layout : tuple, default=None
+        The layout returned when fitting; when given, ``X`` must have it (a frame's
+        columns may come reordered or with extra columns).
+
+    Returns
+    -------
+    data : ndarray, sparse matrix or DataFrame
+    cat_idx : list of int
+        Positions of the categorical columns of ``data``.
+    layout : tuple
+        What ``X`` looked like: ``("sparse", n_columns)``, ``("numpy", n_columns)`` or
+        ``("frame", columns, categorical columns)``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D or does not have ``fitted_layout``.
+    TypeError
+        If an array holds non-numeric values.
+    """
+    if sp.issparse(X):
+        Xs = sp.csr_matrix(X, dtype=np.float64)
+        layout = ("sparse", Xs.shape[1])
+        _check_layout(layout, fitted_layout)
+        if with_label:
+            if n_classes == 2:
+                lab = sp.csr_matrix(y.astype(np.float64)[:, None])
+            else:
+                lab = sp.csr_matrix(
+                    (np.ones(y.size), (np.arange(y.size), y)), shape=(y.size, n_classes)
+                )
+            Xs = sp.hstack([Xs, lab], format="csr")
+        return Xs, [], layout
+    if isinstance(X, pd.DataFrame):
+        frame = X.copy()
+        frame.columns = [str(c) for c in frame.columns]
+        if (fitted_layout is not None and fitted_layout[0] == "frame"
+                and set(frame.columns) >= set(fitted_layout[1])):
+            frame = frame[list(fitted_layout[1])]  # same columns, maybe reordered / extra
+        cat_cols = [c for c in frame.columns if is_categorical_dtype(frame[c].dtype)]
+        for c in frame.columns:
+            if c in cat_cols:
+                frame[c] = frame[c].astype(object).where(frame[c].notna(), "__nan__").astype(str)
+            elif pd.api.types.is_bool_dtype(frame[c].dtype):
+                frame[c] = frame[c].astype(np.float64)
+        layout = ("frame", tuple(frame.columns), tuple(cat_cols))
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {arr.shape}")
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                "X holds non-numeric values; pass a pandas DataFrame whose categorical "
+                "columns have category / string dtype"
+            ) from exc
+        layout = ("numpy", arr.shape[1])
+        if not with_label or n_classes == 2:
+            _check_layout(layout, fitted_layout)
+            data = np.column_stack([arr, y.astype(np.float64)]) if with_label else arr
+            return data, [], layout
+        frame = pd.DataFrame(arr, columns=[f"f{j}" for j in range(arr.shape[1])])
+        cat_cols = []
+    _check_layout(layout, fitted_layout)
+    if with_label:
+        if n_classes == 2:
+            frame[LABEL_COLUMN] = y.astype(np.float64)
+        else:
+            frame[LABEL_COLUMN] = y.astype(np.int64)
+            cat_cols = [*cat_cols, LABEL_COLUMN]
+    cat_idx = [frame.columns.get_loc(c) for c in cat_cols]
+    return frame, cat_idx, layout
+
+
+def _check_layout(layout: tuple, fitted_layout: tuple | None) -> None:
+    if fitted_layout is not None and layout != fitted_layout:
+        raise ValueError(
+            "X does not have the columns / types the attack was fitted on: "
+            f"expected {fitted_layout[:2]}, got {layout[:2]}"
+        )
