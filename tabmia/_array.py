@@ -9,7 +9,7 @@ import pandas as pd
 from scipy.special import log_softmax as _scipy_log_softmax
 from scipy.special import softmax as _scipy_softmax
 
-__all__ = ["softmax", "log_softmax", "ravel_column", "is_categorical_dtype"]
+__all__ = ["softmax", "log_softmax", "ravel_column", "is_categorical_dtype", "as_float_matrix"]
 
 
 def softmax(logits: Any) -> np.ndarray:
@@ -40,3 +40,24 @@ def is_categorical_dtype(dtype: Any) -> bool:
         or pd.api.types.is_object_dtype(dtype)
         or pd.api.types.is_string_dtype(dtype)
     )
+
+
+def as_float_matrix(X: Any, *, hint: str) -> np.ndarray:
+    """``X`` as a 2-D float64 array (float arrays of any width are kept as they are).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D.
+    TypeError
+        If it holds non-numeric values; ``hint`` says what to pass instead.
+    """
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_records, n_features), got shape {arr.shape}")
+    if arr.dtype.kind == "f":
+        return arr
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"X holds non-numeric values; {hint}") from exc

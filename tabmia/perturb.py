@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from tabmia._array import is_categorical_dtype
+from tabmia._array import as_float_matrix, is_categorical_dtype
 from tabmia.target import n_rows
 
 __all__ = ["TabularNoise"]
@@ -331,17 +331,5 @@ class TabularNoise:
 
 
 def _as_float_array(X: Any) -> np.ndarray:
-    arr = np.asarray(X)
-    if arr.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_records, n_features), got shape {arr.shape}")
-    if arr.dtype.kind not in "fiub":
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                "X holds non-numeric values; pass a pandas DataFrame with categorical "
-                "(category / string) columns so they can be resampled"
-            ) from exc
-    if arr.dtype.kind != "f":
-        arr = arr.astype(np.float64)
-    return arr
+    return as_float_matrix(X, hint="pass a pandas DataFrame with categorical (category / "
+                                   "string) columns so they can be resampled")

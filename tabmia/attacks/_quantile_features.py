@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from tabmia._array import is_categorical_dtype
+from tabmia._array import as_float_matrix, is_categorical_dtype
 
 __all__ = ["LABEL_COLUMN", "regressor_input"]
 
@@ -82,16 +82,8 @@ def regressor_input(
                 frame[c] = frame[c].astype(np.float64)
         layout = ("frame", tuple(frame.columns), tuple(cat_cols))
     else:
-        arr = np.asarray(X)
-        if arr.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {arr.shape}")
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                "X holds non-numeric values; pass a pandas DataFrame whose categorical "
-                "columns have category / string dtype"
-            ) from exc
+        arr = as_float_matrix(X, hint="pass a pandas DataFrame whose categorical columns "
+                                      "have category / string dtype").astype(np.float64)
         layout = ("numpy", arr.shape[1])
         if not with_label or n_classes == 2:
             _check_layout(layout, fitted_layout)
