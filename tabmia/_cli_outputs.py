@@ -7,32 +7,42 @@ once all were written, so a failed run leaves nothing behind.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
 import shutil
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tabmia.exceptions import FPRFallbackWarning
 
-__all__ = ["report_fpr_fallbacks", "write_outputs"]
+__all__ = ["fpr_fallback_notes", "write_outputs"]
 
 
-def report_fpr_fallbacks(caught: list[warnings.WarningMessage]) -> list[str]:
-    """Print each attack's FPR fallback once as a note; re-issue every other warning."""
+@contextlib.contextmanager
+def fpr_fallback_notes() -> Iterator[list[str]]:
+    """Collect the FPR fallbacks of the run inside as notes, printed once each on stderr.
+
+    Yields the list the notes go into (filled when the block ends, also when it raises);
+    every other warning raised inside is re-issued unchanged.
+    """
     notes: list[str] = []
-    for w in caught:
-        if issubclass(w.category, FPRFallbackWarning):
-            if str(w.message) not in notes:
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", FPRFallbackWarning)
+            yield notes
+    finally:
+        for w in caught:
+            if not issubclass(w.category, FPRFallbackWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            elif str(w.message) not in notes:
                 notes.append(str(w.message))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    for note in notes:
-        print(f"tabmia: note: {note}", file=sys.stderr)
-    return notes
+        for note in notes:
+            print(f"tabmia: note: {note}", file=sys.stderr)
 
 
 def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[str, Any],

@@ -27,8 +27,7 @@ from tabmia._cli_inputs import (
     read_table,
     split_label,
 )
-from tabmia._cli_outputs import report_fpr_fallbacks, write_outputs
-from tabmia.exceptions import FPRFallbackWarning
+from tabmia._cli_outputs import fpr_fallback_notes, write_outputs
 
 __all__ = ["DEFAULT_ATTACKS", "SCORE_ATTACKS", "run_audit"]
 
@@ -338,21 +337,16 @@ def run_audit(args: argparse.Namespace) -> int:
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     t0 = time.perf_counter()
-    recorder = warnings.catch_warnings(record=True)
-    caught = recorder.__enter__()
     try:
-        warnings.simplefilter("always", FPRFallbackWarning)
-        if args.train is not None:
-            result, context, records = _own_model(args)
-        else:
-            result, context, records = _built_in_game(args)
+        with fpr_fallback_notes() as fallbacks:
+            if args.train is not None:
+                result, context, records = _own_model(args)
+            else:
+                result, context, records = _built_in_game(args)
     except UnresolvableFPRError as exc:
         raise UsageError(f"{str(exc).splitlines()[0]} (raise --fpr or give more records)") from exc
     except AuditTooSmallError as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
-    finally:
-        recorder.__exit__(None, None, None)
-        fallbacks = report_fpr_fallbacks(caught)
     elapsed = time.perf_counter() - t0
     if args.train is not None and "data" not in context:
         context = {"data": str(args.train), **context}
