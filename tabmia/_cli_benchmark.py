@@ -17,16 +17,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tabmia._cli_args import add_split_arguments, floats, names
+
 __all__ = ["add_benchmark_parser", "run_benchmark_command"]
 
 
-def _names(text: str) -> list[str]:
-    return [v.strip() for v in str(text).split(",") if v.strip()]
-
-
-def add_benchmark_parser(sub: Any, floats: Any, fraction_or_count: Any) -> argparse.ArgumentParser:
-    """Register ``benchmark`` on the ``tabmia`` subparsers (``floats`` and
-    ``fraction_or_count`` are the CLI's argument types, shared with ``audit``)."""
+def add_benchmark_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``benchmark`` on the ``tabmia`` subparsers."""
     from tabmia.benchmark import DEFAULT_ATTACKS, QUICK_MAX_RECORDS
     from tabmia.recipes import ATTACK_NAMES, MODEL_NAMES
 
@@ -39,27 +36,23 @@ def add_benchmark_parser(sub: Any, floats: Any, fraction_or_count: Any) -> argpa
     p.add_argument("--config", type=Path, default=None,
                    help="YAML or TOML file whose keys mirror these flags (a 'benchmark' "
                    "section or top-level keys)")
-    p.add_argument("--datasets", type=_names, default=None,
+    p.add_argument("--datasets", type=names, default=None,
                    help="comma-separated: openml:361070, 361070, eye_movements, "
                    "acs:ACSIncome:NY, adult, ... (names in both tabular-benchmark suites "
                    "pick clf_num)")
     p.add_argument("--model", default="catboost", choices=MODEL_NAMES,
                    help="target recipe; shadow models copy it (default catboost)")
-    p.add_argument("--attacks", type=_names, default=list(DEFAULT_ATTACKS),
+    p.add_argument("--attacks", type=names, default=list(DEFAULT_ATTACKS),
                    help=f"comma-separated specs name[:param=value ...], names from: "
                    f"{', '.join(ATTACK_NAMES)} (default {','.join(DEFAULT_ATTACKS)})")
     p.add_argument("--seeds", type=int, default=3, help="repeats of the game (default 3)")
     p.add_argument("--fpr", type=floats, default=(0.01,),
                    help="FPR levels for TPR / precision, comma-separated; the first is also "
                    "the FPR each attack's threshold promises (default 0.01)")
-    p.add_argument("--train-size", type=fraction_or_count, default=0.5,
-                   help="target training set: fraction or count (default 0.5)")
-    p.add_argument("--public-size", type=fraction_or_count, default=0.5,
-                   help="attacker's share of the records left (default 0.5)")
-    p.add_argument("--prior", type=float, default=None,
-                   help="non-member candidates per member (1: balanced; default: every member)")
-    p.add_argument("--max-records", type=int, default=None,
-                   help="subsample each data set to this many records first")
+    add_split_arguments(
+        p, prior_help="non-member candidates per member (1: balanced; default: every member)",
+        max_records_help="subsample each data set to this many records first",
+    )
     p.add_argument("--quick", action="store_true",
                    help=f"smoke run: 1 seed, at most {QUICK_MAX_RECORDS} records, few shadows")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs for shadow models")

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+from tabmia._cli_args import add_split_arguments, floats, names
 from tabmia._cli_inputs import UsageError
 from tabmia._cli_run import DEFAULT_ATTACKS, SCORE_ATTACKS, run_audit
 
@@ -35,28 +36,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, status 2
         print(f"tabmia: error: {message}", file=sys.stderr)
         raise SystemExit(2)
-
-
-def _floats(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in str(text).split(",") if v.strip())
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
-    if not values:
-        raise argparse.ArgumentTypeError("expected at least one number")
-    return values
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(v.strip() for v in str(text).split(",") if v.strip())
-
-
-def _fraction_or_count(text: str) -> float | int:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a fraction or a count, got {text!r}") from exc
-    return int(value) if value >= 1 and value.is_integer() else value
 
 
 #: FPR the audit's thresholds aim at unless --fpr says otherwise.
@@ -82,14 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     game.add_argument("--model", default="random_forest", choices=MODEL_NAMES,
                       help="target recipe trained on the members (default random_forest)")
     game.add_argument("--seeds", type=int, default=1, help="repeats of the game (default 1)")
-    game.add_argument("--train-size", type=_fraction_or_count, default=0.5,
-                      help="target training set: fraction or count (default 0.5)")
-    game.add_argument("--public-size", type=_fraction_or_count, default=0.5,
-                      help="attacker's share of the records left (default 0.5)")
-    game.add_argument("--prior", type=float, default=None,
-                      help="non-members per member among candidates (default: all members)")
-    game.add_argument("--max-records", type=int, default=None,
-                      help="subsample the data set to this many records first")
+    add_split_arguments(
+        game, prior_help="non-members per member among candidates (default: all members)",
+        max_records_help="subsample the data set to this many records first",
+    )
     own = audit.add_argument_group("your own model and data")
     own.add_argument("--model-file", type=Path, default=None,
                      help="fitted model (.joblib/.pkl: loading executes code in it; .skops)")
@@ -111,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     own.add_argument("--encoding", default="utf-8",
                      help="text encoding of the CSV files (default utf-8; e.g. latin-1)")
     own.add_argument("--sep", default=",", help="CSV field separator (default ,)")
-    own.add_argument("--categorical", type=_names, default=(),
+    own.add_argument("--categorical", type=names, default=(),
                      help="COL[,COL...]: columns a native-categorical model (XGBoost / LightGBM "
                      "enable_categorical) takes as pandas categories; columns whose categories "
                      "the model stored are restored without it")
@@ -122,9 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     attacks.add_argument("--fpr", type=float, default=None,
                          help="FPR each attack's threshold promises (default 0.01, or the "
                               "smallest an attack's calibration records can promise, said so)")
-    attacks.add_argument("--fprs", type=_floats, default=(0.01, 0.001),
+    attacks.add_argument("--fprs", type=floats, default=(0.01, 0.001),
                          help="FPR levels for TPR in the table (default 0.01,0.001)")
-    attacks.add_argument("--gammas", type=_floats, default=(1.0, 10.0, 100.0),
+    attacks.add_argument("--gammas", type=floats, default=(1.0, 10.0, 100.0),
                          help="priors for PPV (default 1,10,100)")
     attacks.add_argument("--epsilon", type=float, default=None,
                          help="a DP epsilon to compare the attacks against")
@@ -151,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="print only the table (no progress bars)")
     from tabmia._cli_benchmark import add_benchmark_parser
 
-    add_benchmark_parser(sub, _floats, _fraction_or_count)
+    add_benchmark_parser(sub)
     return parser
 
 

@@ -1,0 +1,43 @@
+"""Argument types and the membership-game flags of ``tabmia audit`` and ``benchmark``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_split_arguments", "floats", "fraction_or_count", "names"]
+
+
+def floats(text: str) -> tuple[float, ...]:
+    """Comma-separated numbers, at least one."""
+    try:
+        values = tuple(float(v) for v in str(text).split(",") if v.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one number")
+    return values
+
+
+def names(text: str) -> tuple[str, ...]:
+    """Comma-separated names, blanks dropped."""
+    return tuple(v.strip() for v in str(text).split(",") if v.strip())
+
+
+def fraction_or_count(text: str) -> float | int:
+    """A fraction below 1, or a whole count."""
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a fraction or a count, got {text!r}") from exc
+    return int(value) if value >= 1 and value.is_integer() else value
+
+
+def add_split_arguments(group: Any, *, prior_help: str, max_records_help: str) -> None:
+    """``--train-size``, ``--public-size``, ``--prior``, ``--max-records`` (the game's split)."""
+    group.add_argument("--train-size", type=fraction_or_count, default=0.5,
+                       help="target training set: fraction or count (default 0.5)")
+    group.add_argument("--public-size", type=fraction_or_count, default=0.5,
+                       help="attacker's share of the records left (default 0.5)")
+    group.add_argument("--prior", type=float, default=None, help=prior_help)
+    group.add_argument("--max-records", type=int, default=None, help=max_records_help)
