@@ -49,3 +49,26 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not beside this checkout")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def write_audit_files():
+    """Writer of a breast-cancer forest audit into a folder (label column "diagnosis")."""
+    return _write_audit_files
+
+
+def _write_audit_files(folder: Path) -> tuple:
+    """``model.joblib``, ``train.csv`` and ``pop.csv`` (rows 300 on, never trained on) in
+    ``folder``; returns the ``(train, pop)`` frames."""
+    import joblib
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    df = load_breast_cancer(as_frame=True).frame.rename(columns={"target": "diagnosis"})
+    train, pop = df.iloc[:300], df.iloc[300:]
+    model = RandomForestClassifier(n_estimators=10, random_state=0)
+    joblib.dump(model.fit(train.drop(columns="diagnosis"), train["diagnosis"]),
+                folder / "model.joblib")
+    train.to_csv(folder / "train.csv", index=False)
+    pop.to_csv(folder / "pop.csv", index=False)
+    return train, pop

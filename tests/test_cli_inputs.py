@@ -28,16 +28,11 @@ LABEL = "diagnosis"
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def files(tmp_path_factory, write_audit_files):
     d = tmp_path_factory.mktemp("cli-inputs")
-    df = load_breast_cancer(as_frame=True).frame.rename(columns={"target": LABEL})
-    train, pop = df.iloc[:300], df.iloc[300:]
+    train, pop = write_audit_files(d)
     X = train.drop(columns=LABEL)
-    joblib.dump(RandomForestClassifier(n_estimators=10, random_state=0).fit(X, train[LABEL]),
-                d / "model.joblib")
     joblib.dump(make_model("logistic_regression", X).fit(X, train[LABEL]), d / "pipe.joblib")
-    train.to_csv(d / "train.csv", index=False)
-    pop.to_csv(d / "pop.csv", index=False)
     pop.iloc[:1].to_csv(d / "pop1.csv", index=False)
     pd.concat([pop.iloc[:200], train.iloc[:12]]).to_csv(d / "pop_partial.csv", index=False)
     model = joblib.load(d / "model.joblib")

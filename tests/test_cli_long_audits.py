@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 
-import joblib
 import pytest
-from sklearn.datasets import load_breast_cancer
-from sklearn.ensemble import RandomForestClassifier
 
 from tabmia._cli_run import _make_attacks, _recipe, _thread_limits
 from tabmia.cli import _parse, main
@@ -17,14 +14,9 @@ LABEL = "diagnosis"
 
 
 @pytest.fixture(scope="module")
-def own(tmp_path_factory):
+def own(tmp_path_factory, write_audit_files):
     d = tmp_path_factory.mktemp("long")
-    df = load_breast_cancer(as_frame=True).frame.rename(columns={"target": LABEL})
-    train, pop = df.iloc[:300], df.iloc[300:]
-    joblib.dump(RandomForestClassifier(n_estimators=10, random_state=0).fit(
-        train.drop(columns=LABEL), train[LABEL]), d / "model.joblib")
-    train.to_csv(d / "train.csv", index=False)
-    pop.to_csv(d / "pop.csv", index=False)
+    write_audit_files(d)
     return d
 
 
