@@ -43,26 +43,69 @@ _RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
 
 # -------------------------------------------------------------------- inputs
 def _recipe(args: argparse.Namespace, X: Any) -> Any:
+    from tabmia.backends import set_device
     from tabmia.recipes import MODEL_NAMES, make_model
+    from tabmia.target import n_rows
 
     if args.recipe is None:
         return None
     if args.recipe in MODEL_NAMES:
-        return _set_threads(make_model(args.recipe, X), args.threads)
+        return _set_threads(make_model(args.recipe, X, device=args.device), args.threads)
     path = Path(args.recipe)
     if not path.is_file():
         raise UsageError(f"--recipe {args.recipe}: neither a recipe name ({', '.join(MODEL_NAMES)}) nor a file")
     recipe = load_model(path, args.trust_types, flag="--recipe")
     if not hasattr(recipe, "fit"):
         raise UsageError(f"--recipe {path}: the object has no fit method")
+    if args.device != "auto":  # "auto" keeps the file's own device settings
+        set_device(recipe, args.device, n_rows=n_rows(X))
     return _set_threads(recipe, args.threads)
 
 
+def _resolve_device(args: argparse.Namespace) -> None:
+    """Check ``--device``; CUDA on a machine without a GPU becomes the CPU, said once.
+
+    Sets ``args.device`` (what every model and attack gets) and ``args.device_given``
+    (a device request that is still in force, for the unused-settings note).
+    """
+    from tabmia._device import resolve_device_name
+    from tabmia.backends import gpu_present
+
+    requested = str(args.device)
+    try:
+        resolve_device_name(requested, n_gpus=lambda: 1, check_index=False)
+    except ValueError as exc:
+        raise UsageError(f"--device: {exc}") from exc
+    args.device_given = requested != "auto"
+    if requested.startswith("cuda") and not gpu_present():
+        print(f"tabmia: note: --device {requested}: no GPU is present (none seen by torch, "
+              "CatBoost or nvidia-smi); training and scoring run on the CPU", file=sys.stderr)
+        args.device, args.device_given = "cpu", False
+
+
+def _note_settings_not_used(args: argparse.Namespace, attacks: dict[str, Any],
+                            device_taken: bool) -> None:
+    """One ``tabmia: note:`` line naming the runner settings nothing here uses."""
+    from tabmia._attack_builder import unused_settings_note
+
+    flags = {"n_jobs": (args.n_jobs is not None, f"--n-jobs {args.n_jobs}"),
+             "n_shadow": (args.n_shadow != 16, f"--n-shadow {args.n_shadow}"),
+             "n_reference": (args.n_references != 4, f"--n-references {args.n_references}"),
+             "cache_dir": (args.cache_dir is not None, f"--cache-dir {args.cache_dir}"),
+             "device": (getattr(args, "device_given", False), f"--device {args.device}")}
+    note = unused_settings_note(attacks, {k: text for k, (on, text) in flags.items() if on},
+                                model_takes_device=device_taken)
+    if note is not None:
+        print(note, file=sys.stderr)
+
+
 def _make_attacks(
-    args: argparse.Namespace, recipe: Any = None, *, can_train: bool = True
+    args: argparse.Namespace, recipe: Any = None, *, can_train: bool = True,
+    device_taken: bool = False,
 ) -> dict[str, Any]:
     """The attacks named by ``--attacks``; by default the score attacks, plus LiRA and
-    RMIA when shadow models can be trained (``can_train``)."""
+    RMIA when shadow models can be trained (``can_train``). Runner settings that no
+    attack takes (nor the model, for ``--device``: ``device_taken``) get one note."""
     from tabmia._attack_builder import build_attacks
 
     chosen = args.attacks
@@ -89,6 +132,7 @@ def _make_attacks(
             "training recipe with --recipe (a preset name or a joblib file of the unfitted "
             "estimator)"
         )
+    _note_settings_not_used(args, out, device_taken)
     return out
 
 
@@ -169,9 +213,10 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         for name in ("train_size", "public_size", "prior"):
             message = message.replace(name, "--" + name.replace("_", "-"))
         raise UsageError(f"{message} (the data set has {n_rows(X)} records)") from exc
-    model = _set_threads(make_model(args.model, X), args.threads)
+    model = _set_threads(make_model(args.model, X, device=args.device), args.threads)
     experiment = MembershipExperiment(
-        model, _make_attacks(args, recipe=None), train_size=args.train_size,
+        model, _make_attacks(args, recipe=None, device_taken=_takes_device(model)),
+        train_size=args.train_size,
         public_size=args.public_size, prior=args.prior, n_repeats=args.seeds, fprs=args.fprs,
         gammas=args.gammas, random_state=args.random_state, verbose=not args.quiet,
         fpr_fallback=not args.fpr_given,
@@ -250,7 +295,8 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         raise UsageError(f"{where}: cannot score --train records: {first_line(exc)}"
                          + _categorical_hint(exc)) from exc
     recipe = _recipe(args, X_tr)
-    attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None)
+    attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None,
+                            device_taken=_takes_device(recipe) or _takes_device(target.model))
     perturbing = [n for n, a in attacks.items()
                   if type(a).__name__ in ("MerlinAttack", "MorganAttack")]
     if perturbing and args.model_file is None:
@@ -295,14 +341,23 @@ def _thread_limits(args: argparse.Namespace) -> Any:
 
 
 def _set_threads(estimator: Any, threads: int | None) -> Any:
-    """CatBoost's ``thread_count`` (nested too) set to ``--threads``."""
-    if threads is None or not hasattr(estimator, "get_params"):
-        return estimator
-    keys = [k for k in estimator.get_params(deep=True)
-            if k == "thread_count" or k.endswith("__thread_count")]
-    if keys:
-        estimator.set_params(**{k: threads for k in keys})
+    """The thread parameter of every model in ``estimator`` (nested too) set to
+    ``--threads`` (CatBoost's ``thread_count``, XGBoost's / LightGBM's / a forest's
+    ``n_jobs``: :mod:`tabmia.backends`)."""
+    from tabmia.backends import set_threads
+
+    set_threads(estimator, threads)
     return estimator
+
+
+def _takes_device(model: Any) -> bool:
+    """Whether ``model`` has a part that runs on a device (torch, CatBoost, XGBoost)."""
+    from tabmia.backends import has_device
+
+    if model is None:
+        return False
+    # a torch module as target is queried on the device
+    return type(model).__module__.split(".", 1)[0] == "torch" or has_device(model)
 
 
 def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
@@ -334,6 +389,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from tabmia.report.verdict import verdict_lines
 
     _check_args(args)
+    _resolve_device(args)
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     t0 = time.perf_counter()

@@ -165,7 +165,7 @@ def test_cache_resumes_and_tops_up(pool, tmp_path):
     np.testing.assert_array_equal(grown.statistics_, fresh.statistics_)
     # fewer models than cached: nothing to train; random_state=None adopts the cache's seed
     CountingLR.fits = 0
-    again = ShadowPopulation(CountingLR(), n_models=5, cache_dir=tmp_path).fit(X, y)
+    again = ShadowPopulation(CountingLR(), n_models=5, cache_dir=tmp_path, n_jobs=1).fit(X, y)
     assert CountingLR.fits == 0 and again.n_trained_ == 0
     np.testing.assert_array_equal(again.statistics_, grown.statistics_[:5])
 
@@ -173,7 +173,9 @@ def test_cache_resumes_and_tops_up(pool, tmp_path):
 def test_cache_survives_a_crash_mid_run(pool, tmp_path):
     X, y = pool
     CountingLR.fail_at = 3
-    pop = ShadowPopulation(CountingLR(), n_models=6, random_state=0, cache_dir=tmp_path)
+    # in-process (n_jobs=1): the fit counter lives in this process
+    pop = ShadowPopulation(CountingLR(), n_models=6, random_state=0, cache_dir=tmp_path,
+                           n_jobs=1)
     with pytest.raises(RuntimeError, match="simulated crash"):
         pop.fit(X, y)
     assert len(list(tmp_path.glob("model_*.npz"))) == 3
@@ -188,13 +190,15 @@ def test_cache_survives_a_crash_mid_run(pool, tmp_path):
 def test_cache_keep_models_false_then_true(pool, tmp_path):
     X, y = pool
     ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path,
-                     keep_models=False).fit(X, y)
+                     keep_models=False, n_jobs=1).fit(X, y)
     assert not list(tmp_path.glob("*.joblib"))
     CountingLR.fits = 0
-    pop = ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path).fit(X, y)
+    pop = ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path,
+                           n_jobs=1).fit(X, y)
     assert CountingLR.fits == 2 and len(pop.models_) == 2  # models were needed
     CountingLR.fits = 0
-    pop = ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path).fit(X, y)
+    pop = ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path,
+                           n_jobs=1).fit(X, y)
     assert CountingLR.fits == 0 and isinstance(pop.models_[0], CountingLR)
 
 
@@ -420,8 +424,40 @@ def test_mlp_population_cache(pool, tmp_path):
     np.testing.assert_allclose(grown.statistics(X, y), grown.statistics_, atol=1e-6)
 
 
+def test_mlp_pipeline_population_is_batched_and_equals_models_alone(monkeypatch):
+    """The CLI's mlp recipe is Pipeline(encoding, TorchMLPClassifier): its shadows train
+    batched (one network per job), each with its own encoding, as if trained alone."""
+    pytest.importorskip("torch")
+    import tabmia.shadow.batched as batched
+    from tabmia.recipes import make_model
+
+    from tests.test_mlp import _mixed_frame
+
+    X, y = _mixed_frame(200)
+    recipe = make_model("mlp", X, device="cpu").set_params(
+        model__epochs=3, model__hidden_layer_sizes=(8,))
+    calls = []
+    real = batched.fit_mlps_batched
+
+    def spy(X_, y_idx, masks, *args, **kwargs):
+        calls.append(masks.shape[0])
+        return real(X_, y_idx, masks, *args, **kwargs)
+
+    monkeypatch.setattr(batched, "fit_mlps_batched", spy)
+    pop = ShadowPopulation(recipe, n_models=4, random_state=0, n_jobs=1).fit(X, y)
+    assert calls == [4]  # one batched network for the four models
+    for k in (0, 3):
+        alone = clone(recipe).set_params(model__random_state=int(pop.seeds_[k]))
+        alone.fit(X[pop.in_masks_[k]], y[pop.in_masks_[k]])
+        expected = membership_score("logit", alone.predict_proba(X), y)
+        np.testing.assert_allclose(pop.statistics_[k], expected, atol=1e-4)
+    np.testing.assert_allclose(pop.statistics(X, y), pop.statistics_, atol=1e-6)
+
+
 # -------------------------------------------------------------------- boosting
-def test_boosting_factories_pick_cpu_here_and_fit(pool):
+def test_boosting_factories_default_to_the_cpu_and_fit(pool):
+    """Without a row count, "auto" is the CPU on any machine (a GPU only pays for large
+    data); with one, the GPU from GPU_MIN_ROWS rows where the library sees one."""
     pytest.importorskip("catboost")
     pytest.importorskip("xgboost")
     from tabmia.shadow import (
@@ -436,10 +472,7 @@ def test_boosting_factories_pick_cpu_here_and_fit(pool):
     xgb = xgboost_classifier(n_estimators=10, n_jobs=1)
     assert cb.get_params()["allow_writing_files"] is False
     assert cb.get_params()["thread_count"] == 1
-    if not gpu_available("catboost"):
-        assert cb.get_params()["task_type"] == "CPU"
-    if not gpu_available("xgboost"):
-        assert xgb.get_params()["device"] == "cpu"
+    assert cb.get_params()["task_type"] == "CPU" and xgb.get_params()["device"] == "cpu"
     assert xgb.get_params()["tree_method"] == "hist"
     for model in (cb, xgb, lightgbm_classifier(n_estimators=10, n_jobs=1)):
         fitted = clone(model).fit(X, y)
@@ -447,6 +480,23 @@ def test_boosting_factories_pick_cpu_here_and_fit(pool):
     assert gpu_available("lightgbm") is False
     with pytest.raises(ValueError, match="library"):
         gpu_available("sklearn")
+
+
+def test_boosting_factories_auto_rule_with_a_mocked_gpu(monkeypatch):
+    pytest.importorskip("catboost")
+    pytest.importorskip("xgboost")
+    import tabmia.backends as backends
+    from tabmia.shadow import catboost_classifier, gpu_available, xgboost_classifier
+
+    monkeypatch.setattr(backends, "_catboost_gpus", lambda: 1)
+    monkeypatch.setattr(backends, "_xgboost_gpus", lambda: 1)
+    big, small = backends.GPU_MIN_ROWS, backends.GPU_MIN_ROWS - 1
+    assert gpu_available("catboost") and gpu_available("xgboost")
+    assert catboost_classifier(n_rows=big).get_params()["task_type"] == "GPU"
+    assert catboost_classifier(n_rows=small).get_params()["task_type"] == "CPU"
+    assert catboost_classifier().get_params()["task_type"] == "CPU"
+    assert xgboost_classifier(n_rows=big).get_params()["device"] == "cuda"
+    assert xgboost_classifier(n_rows=small).get_params()["device"] == "cpu"
 
 
 def _adult_like(n=300, seed=0):
