@@ -159,3 +159,21 @@ def test_gpu_jobs_never_share_a_device_and_n_jobs_minus_one_works(pool, fake_gpu
     cpu = ShadowPopulation(RecordingGPUModel(device="cpu"), n_models=8, random_state=0,
                            n_jobs=1).fit(X, y)
     np.testing.assert_array_equal(pop.statistics_, cpu.statistics_)
+
+
+@pytest.mark.gpu
+def test_catboost_shadows_on_every_gpu_one_at_a_time(pool):
+    """On a real GPU machine: n_jobs=-1 runs one CatBoost job per GPU (8 jobs on one GPU
+    aborted with CUDA out of memory before the scheduler)."""
+    pytest.importorskip("catboost")
+    from tabmia.shadow import catboost_classifier
+
+    n_gpus = BACKENDS["catboost"].gpu_count()
+    if n_gpus == 0:
+        pytest.skip("CatBoost sees no GPU")
+    X, y = pool
+    pop = ShadowPopulation(catboost_classifier(device="cuda", iterations=20), n_models=8,
+                           random_state=0, n_jobs=-1).fit(X, y)
+    assert pop.n_jobs_ == min(8, n_gpus)
+    assert np.isfinite(pop.statistics_).all()
+    assert {m.get_params()["task_type"] for m in pop.models_} == {"GPU"}

@@ -386,6 +386,27 @@ def test_invalid_parameters(pool):
         ShadowPopulation().fit(X, y)
 
 
+def test_zero_features_are_refused_on_every_pandas(pool, monkeypatch):
+    """pandas 3.0 cannot hash a frame without columns; the 0-feature case must still be
+    sklearn's clear error, not a pandas length mismatch."""
+    import tabmia._records as records
+
+    _X, y = pool
+    real = pd.util.hash_pandas_object
+
+    def broken(frame, **kwargs):  # pandas 3.0.6 on a frame without columns
+        if frame.shape[1] == 0:
+            raise ValueError("Length of values (0) does not match length of index (300)")
+        return real(frame, **kwargs)
+
+    monkeypatch.setattr(records.pd.util, "hash_pandas_object", broken)
+    empty = np.empty((300, 0))
+    hashes = records.row_hashes(empty)
+    assert hashes.shape == (300,) and (hashes == hashes[0]).all()
+    with pytest.raises(ValueError, match=r"0 feature\(s\) \(shape=\(300, 0\)\) while a minimum"):
+        ShadowPopulation(LogisticRegression(), n_models=2).fit(empty, y)
+
+
 # --------------------------------------------------------------- MLP shadows
 def test_mlp_population_is_batched_and_equals_models_alone(pool):
     torch = pytest.importorskip("torch")
@@ -573,3 +594,20 @@ def test_mlp_population_device_defers_to_the_estimator(pool):
     with pytest.warns(RuntimeWarning, match="CUDA is not available"):
         pop = ShadowPopulation(est, n_models=2, random_state=0).fit(X, y)
     assert pop.device_.type == "cpu" and pop.models_[0].device_.type == "cpu"
+
+
+@pytest.mark.gpu
+def test_mlp_population_on_cuda_repeats_itself(pool):
+    """On CUDA, batched shadows are not bitwise those trained alone, but the same seed on
+    the same device gives the same scores."""
+    torch = pytest.importorskip("torch")
+    from tabmia.shadow import TorchMLPClassifier
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    X, y = pool
+    est = TorchMLPClassifier(hidden_layer_sizes=(16,), epochs=3, batch_size=32, device="cuda")
+    first = ShadowPopulation(est, n_models=4, random_state=0, n_jobs=-1).fit(X, y)
+    again = ShadowPopulation(est, n_models=4, random_state=0, n_jobs=-1).fit(X, y)
+    assert first.device_.type == "cuda" and first.n_jobs_ == min(4, torch.cuda.device_count())
+    np.testing.assert_array_equal(first.statistics_, again.statistics_)

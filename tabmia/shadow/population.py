@@ -267,6 +267,10 @@ class ShadowPopulation(BaseEstimator):
             raise ValueError(f"X has {n} records but y has {y_arr.shape[0]} labels")
         if n < 2:
             raise ValueError(f"X has {n} records; a shadow population needs a pool")
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2 and shape[1] == 0:  # sklearn's wording
+            raise ValueError(f"Found array with 0 feature(s) (shape=({n}, 0)) while a minimum "
+                             "of 1 is required by ShadowPopulation.")
         classes = np.unique(y_arr) if self.classes is None else np.asarray(self.classes)
         y_idx = encode_labels(y_arr, classes, name="y")
         target = self.target.model if isinstance(self.target, TargetModel) else self.target
