@@ -50,7 +50,10 @@ def _recipe(args: argparse.Namespace, X: Any) -> Any:
     if args.recipe is None:
         return None
     if args.recipe in MODEL_NAMES:
-        return _set_threads(make_model(args.recipe, X, device=args.device), args.threads)
+        try:
+            return _set_threads(make_model(args.recipe, X, device=args.device), args.threads)
+        except ValueError as exc:  # e.g. the mlp recipe without torch
+            raise UsageError(f"--recipe {args.recipe}: {exc}") from exc
     path = Path(args.recipe)
     if not path.is_file():
         raise UsageError(f"--recipe {args.recipe}: neither a recipe name ({', '.join(MODEL_NAMES)}) nor a file")
@@ -213,7 +216,10 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         for name in ("train_size", "public_size", "prior"):
             message = message.replace(name, "--" + name.replace("_", "-"))
         raise UsageError(f"{message} (the data set has {n_rows(X)} records)") from exc
-    model = _set_threads(make_model(args.model, X, device=args.device), args.threads)
+    try:
+        model = _set_threads(make_model(args.model, X, device=args.device), args.threads)
+    except ValueError as exc:  # e.g. the mlp recipe without torch
+        raise UsageError(f"--model {args.model}: {exc}") from exc
     experiment = MembershipExperiment(
         model, _make_attacks(args, recipe=None, device_taken=_takes_device(model)),
         train_size=args.train_size,

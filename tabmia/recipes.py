@@ -56,6 +56,11 @@ def _mlp(device: str, n_rows: int | None) -> Any:
     Its shadows train many at a time as one batched network, on the GPU when there is
     one.
     """
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise ValueError('the mlp recipe is a torch MLP: install torch (pip install '
+                         '"tabmia[torch]")')
     return BACKENDS["torch"].make(hidden_layer_sizes=(256, 256), epochs=100, batch_size=200,
                                   lr=0.005, device=device)
 

@@ -136,3 +136,15 @@ def test_a_device_outside_the_vocabulary_is_a_usage_error(tmp_path, capsys):
     assert main(["audit", "--device", "gpu", "--out", str(tmp_path / "o")]) == 2
     assert "tabmia: error: --device: device must be 'auto', 'cpu', 'cuda' or 'cuda:N'" in (
         capsys.readouterr().err)
+
+
+def test_the_mlp_recipe_without_torch_is_a_usage_error(monkeypatch, tmp_path, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    assert main(["audit", "--model", "mlp", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tabmia: error: --model mlp: the mlp recipe is a torch MLP")
+    assert "Traceback" not in err

@@ -407,10 +407,15 @@ class ShadowPopulation(BaseEstimator):
         from joblib import Parallel
         from tqdm.auto import tqdm
 
-        try:
-            parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-        except ValueError:  # a backend (or joblib < 1.4) that cannot stream results
-            parallel = Parallel(n_jobs=n_jobs)
+        # results stream back as they finish, so the cache keeps every finished model
+        # of an interrupted run; joblib < 1.4 streams only in order, some backends not
+        # at all
+        for mode in ("generator_unordered", "generator", "list"):
+            try:
+                parallel = Parallel(n_jobs=n_jobs, return_as=mode)
+                break
+            except ValueError:
+                continue
         from tabmia._progress import progress_desc
 
         desc = progress_desc("shadows") if self.verbose else "shadow models"
