@@ -258,10 +258,8 @@ class Backend:
         elif not self.device_params:
             _check_vocabulary(device)
             return "cpu"
-        return resolve_device_name(
-            device, n_gpus=self.gpu_count, library=self.label,
-            check_index=self.name != "xgboost", stacklevel=3,
-        )
+        return resolve_device_name(device, n_gpus=self.gpu_count, library=self.label,
+                                   stacklevel=3)
 
     def device_settings(self, device: Any = "auto", *, n_rows: int | None = None) -> dict:
         """The model parameters that put it on ``device`` (empty without a device notion)."""

@@ -265,10 +265,12 @@ def run_benchmark(
     if quick:
         seeds = 1
         max_records = min(max_records or QUICK_MAX_RECORDS, QUICK_MAX_RECORDS)
-    device = _runner_device(device)
+    requested, device = device, _runner_device(device)
     protos = build_attacks(list(attacks) if not isinstance(attacks, str) else attacks,
                            fast=quick, fpr=threshold_fpr, n_jobs=n_jobs, device=device)
-    _note_settings_not_used(protos, model, n_jobs=n_jobs, device=device)
+    # a CUDA request already answered by the no-GPU note is not reported again
+    _note_settings_not_used(protos, model, n_jobs=n_jobs,
+                            device=device if device == requested else "auto")
     specs = {t: parse_attack_spec(t) for t in protos}
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

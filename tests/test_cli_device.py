@@ -148,3 +148,24 @@ def test_the_mlp_recipe_without_torch_is_a_usage_error(monkeypatch, tmp_path, ca
     err = capsys.readouterr().err
     assert err.startswith("tabmia: error: --model mlp: the mlp recipe is a torch MLP")
     assert "Traceback" not in err
+
+
+def test_tabmia_benchmark_reports_unused_settings_and_resolves_cuda(monkeypatch, tmp_path,
+                                                                    capsys):
+    """``run_benchmark``'s device goes to the target recipe and the attacks; CUDA without a
+    GPU is the CPU, said once; a runner setting nothing uses is named."""
+    from tabmia.benchmark import run_benchmark
+
+    monkeypatch.setattr(backends, "gpu_present", lambda: False)
+    result = run_benchmark(["breast_cancer"], model="logistic_regression", attacks=["loss"],
+                           seeds=1, quick=True, n_jobs=2, device="cuda",
+                           out_dir=tmp_path / "b", progress=False, html=False)
+    err = capsys.readouterr().err
+    assert result.results["settings"]["device"] == "cpu"
+    assert [line for line in err.splitlines() if line.startswith("tabmia: note:")] == [
+        "tabmia: note: device cuda: no GPU is present; training and scoring run on the CPU",
+        "tabmia: note: n_jobs=2: not used by the chosen attacks (loss)",
+    ]
+    with pytest.raises(ValueError, match="device must be"):
+        run_benchmark(["breast_cancer"], attacks=["loss"], device="gpu",
+                      out_dir=tmp_path / "c", progress=False)

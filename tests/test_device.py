@@ -119,7 +119,7 @@ def test_xgboost_classifier_takes_the_device(monkeypatch):
     from tabmia.shadow import xgboost_classifier
 
     assert xgboost_classifier(device="cpu").get_params()["device"] == "cpu"
-    monkeypatch.setattr(backends, "_xgboost_gpus", _count(1))
+    monkeypatch.setattr(backends, "_xgboost_gpus", _count(2))
     assert xgboost_classifier(device="cuda:1").get_params()["device"] == "cuda:1"
     monkeypatch.setattr(backends, "_xgboost_gpus", _count(0))
     with pytest.warns(RuntimeWarning, match="CUDA is not available to XGBoost"):
