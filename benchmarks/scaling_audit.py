@@ -358,7 +358,27 @@ def _markdown(p: dict[str, Any]) -> str:
             lines.append(f"| `{r['command']}` | {r['shadow_phase_s']:.1f} | {r['shadow_jobs']} "
                          f"| {speed} | {r['peak_mb']:,.0f} | {notes} | "
                          f"{r['load_before'][0]:.1f} / {r['load_after'][0]:.1f} |")
+    if p.get("kept_from_earlier_run"):
+        lines += ["", "Parts kept from an earlier run of this script (`--skip-...`): "
+                  + ", ".join(p["kept_from_earlier_run"]) + "."]
     return "\n".join(lines)
+
+
+def _keep_skipped_part(payload: dict[str, Any]) -> None:
+    """A part skipped by this run keeps its rows from the results file already there
+    (each row carries its own load averages), so the two parts can run separately."""
+    import json
+
+    from benchmarks._common import results_dir
+
+    path = results_dir() / "scaling_audit.json"
+    if not path.exists():
+        return
+    before = json.loads(path.read_text())
+    for keys in (("sizes", "growth", "n_shadow"), ("jobs", "worker_startup_s")):
+        if keys[0] not in payload and keys[0] in before:
+            payload.update({k: before[k] for k in keys if k in before})
+            payload.setdefault("kept_from_earlier_run", []).append(keys[0])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -393,6 +413,7 @@ def main(argv: list[str] | None = None) -> None:
             payload["worker_startup_s"], payload["jobs"] = jobs_case(
                 2_000 if args.quick else None, Path(tmp), print)
     payload["load"] = {"start": load_start, "end": os.getloadavg()}
+    _keep_skipped_part(payload)
     md = _markdown(payload) + load_note(payload["load"])
     json_path, md_path = write_results("scaling_audit", payload, md)
     print(f"wrote {json_path} and {md_path}")
