@@ -18,14 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tabmia.exceptions import FPRFallbackWarning
+from tabmia.exceptions import RunNote
 
 __all__ = ["fpr_fallback_notes", "write_outputs"]
 
 
 @contextlib.contextmanager
 def fpr_fallback_notes() -> Iterator[list[str]]:
-    """Collect the FPR fallbacks of the run inside as notes, printed once each on stderr.
+    """Collect the run notes inside (FPR fallbacks, shadows smaller than the target),
+    printed once each on stderr.
 
     Yields the list the notes go into (filled when the block ends, also when it raises);
     every other warning raised inside is re-issued unchanged.
@@ -33,11 +34,11 @@ def fpr_fallback_notes() -> Iterator[list[str]]:
     notes: list[str] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", FPRFallbackWarning)
+            warnings.simplefilter("always", RunNote)
             yield notes
     finally:
         for w in caught:
-            if not issubclass(w.category, FPRFallbackWarning):
+            if not issubclass(w.category, RunNote):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             elif str(w.message) not in notes:
                 notes.append(str(w.message))
