@@ -64,6 +64,10 @@ def audit_model(
         smallest FPR they can promise instead of raising (see
         :func:`tabmia.experiment.run_attacks`).
 
+    Shadow and reference models are trained on as many records as the model was (the
+    size of ``X_train``), as far as the public records allow (see
+    :func:`tabmia.experiment.run_attacks`).
+
     Raises
     ------
     tabmia.metrics.AuditTooSmallError
@@ -122,7 +126,7 @@ def audit_model(
     member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
     frames, rows, fitted = run_attacks(
         target, attacks, X_pub, y_pub, X_cand, y_cand, member, seed=seed, fprs=fprs,
-        gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback,
+        gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback, train_size=n_rows(X_train),
         extra_columns={"record": np.r_[members, nonmembers],
                        "source": np.where(member, "train", "population")},
     )

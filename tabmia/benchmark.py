@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from tabmia.exceptions import FPRFallbackWarning
+from tabmia.exceptions import RunNote
 
 __all__ = ["BenchmarkResult", "run_benchmark", "QUICK_MAX_RECORDS", "DEFAULT_ATTACKS"]
 
 #: Attacks run when none are named.
-DEFAULT_ATTACKS = ("loss", "quantile", "lira", "rmia")
+DEFAULT_ATTACKS = ("loss", "quantile", "lira", "lira_online", "rmia")
 #: Records a ``quick`` run subsamples each data set to.
 QUICK_MAX_RECORDS = 500
 # bump when a cell's content or meaning changes, so old cells are not mistaken for new
-_CELL_FORMAT = 1
+_CELL_FORMAT = 2
 # attack parameters that change neither the scores nor the threshold
 _NEUTRAL_PARAMS = {"target", "n_jobs", "verbose", "cache_dir", "device", "random_state"}
 # parameters that only add models to a shadow population (the cache tops it up)
@@ -379,12 +379,12 @@ def _compute_cell(run_attacks: Any, target: Any, text: str, proto: Any, spec: An
     member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
     try:
         with warnings.catch_warnings():
-            # the cell's metrics come from the scores, not from the attack's own threshold
-            warnings.simplefilter("ignore", FPRFallbackWarning)
+            # the cell records the FPR its threshold aims at and the shadows' size
+            warnings.simplefilter("ignore", RunNote)
             frames, rows, fitted = run_attacks(
                 target, {text: attack}, take_rows(X, split.public), y[split.public],
                 take_rows(X, cand), y[cand], member, seed=seed, fprs=(), gammas=(),
-                fpr_fallback=True,
+                fpr_fallback=True, train_size=split.train.size,
             )
     except Exception as exc:  # noqa: BLE001 - one attack failing must not lose the others
         first = str(exc).splitlines()[0] if str(exc) else ""
@@ -392,4 +392,6 @@ def _compute_cell(run_attacks: Any, target: Any, text: str, proto: Any, spec: An
     return {"attack": text, "member": member,
             "scores": frames[0]["score"].to_numpy(dtype=np.float64),
             "threshold": float(fitted[0].threshold_), "fit_seconds": rows[0]["fit_seconds"],
-            "score_seconds": rows[0]["score_seconds"]}
+            "score_seconds": rows[0]["score_seconds"], "fpr_target": rows[0]["fpr_target"],
+            "n_calibration": getattr(fitted[0], "n_calibration_", None),
+            **{k: rows[0][k] for k in ("shadow_train_size", "shadow_size_note") if k in rows[0]}}
