@@ -7,7 +7,9 @@ records refute a claimed epsilon?
   to the bounds, with the guessing rule chosen without the inclusion bits;
 - :mod:`tabmia.dp.canaries`: canary records (real, label-flipped or outliers);
 - :mod:`tabmia.dp.one_run`: :class:`OneRunAudit`, the whole audit of a recipe;
-- :mod:`tabmia.dp.result`: :class:`OneRunAuditResult` and its verdict.
+- :mod:`tabmia.dp.result`: :class:`OneRunAuditResult` and its verdict;
+- :mod:`tabmia.dp.mechanisms`: classifiers of exactly known privacy to check an
+  audit against.
 
 See ``docs/dp_audit.md``.
 """
@@ -20,14 +22,17 @@ from tabmia.dp.bounds import (
 )
 from tabmia.dp.canaries import CANARY_KINDS, make_canaries
 from tabmia.dp.guesses import GUESS_STRATEGIES, audit_canary_scores, guess_rules
+from tabmia.dp.mechanisms import GaussianMembershipClassifier, RandomizedResponseClassifier
 from tabmia.dp.one_run import OneRunAudit
 from tabmia.dp.result import OneRunAuditResult
 
 __all__ = [
     "CANARY_KINDS",
     "GUESS_STRATEGIES",
+    "GaussianMembershipClassifier",
     "OneRunAudit",
     "OneRunAuditResult",
+    "RandomizedResponseClassifier",
     "audit_canary_scores",
     "epsilon_lower_bound_one_run",
     "gdp_epsilon",
