@@ -121,7 +121,13 @@ class OneRunAudit:
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
-    def _check(self, n: int) -> tuple[int, int]:
+    def split_sizes(self, n_records: int) -> tuple[int, int]:
+        """``(canaries, public records)`` a run on ``n_records`` records uses.
+
+        Checks every setting first: raises ``ValueError`` naming a bad one, before
+        anything is trained.
+        """
+        n = int(n_records)
         if not hasattr(self.recipe, "fit"):
             raise ValueError(f"recipe must be an unfitted estimator with fit, got {self.recipe!r}")
         if self.canaries not in CANARY_KINDS:
@@ -171,7 +177,7 @@ class OneRunAudit:
         n = n_rows(X)
         if y.ndim != 1 or y.shape[0] != n:
             raise ValueError(f"y must be 1-D with one label per record ({n}), got shape {y.shape}")
-        m, n_public = self._check(n)
+        m, n_public = self.split_sizes(n)
         rng = check_random_state(self.random_state)
         perm = rng.permutation(n)
         canary_rows, public_rows = perm[:m], perm[m:m + n_public]
@@ -189,7 +195,7 @@ class OneRunAudit:
         fit_seconds = time.perf_counter() - start
         scores = self._scores(model, X_can, y_can, take_rows(X, public_rows), y[public_rows], rng)
         context = {
-            "recipe": repr(self.recipe), "canaries": self.canaries,
+            "recipe": " ".join(repr(self.recipe).split()), "canaries": self.canaries,
             "score": self.score if isinstance(self.score, str) else type(self.score).__name__,
             "records": n, "training records besides canaries": int(base_rows.size),
             "public records": int(n_public), "fit seconds": round(fit_seconds, 3),
