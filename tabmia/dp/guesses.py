@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import stats
 from sklearn.utils import check_random_state
 
 from tabmia.dp.bounds import (
@@ -108,9 +109,11 @@ def _best(
     guesses: np.ndarray, correct: np.ndarray, m: int, bound: Any, passes: Any
 ) -> tuple[int, float]:
     """Index of the rule with the largest bound, trying rules by falling accuracy
-    and skipping those that cannot beat the best so far (one test each)."""
+    and skipping those that cannot beat the best so far (one test each). Where no
+    rule gives a positive bound, the one that beats coin flips most significantly."""
     accuracy = np.where(guesses > 0, correct / np.maximum(guesses, 1), 0.0)
-    best, best_value = int(np.argmax(accuracy)), 0.0
+    best_value = 0.0
+    best = int(np.argmin(stats.binom.sf(correct - 1, guesses, 0.5)))
     for i in np.argsort(-accuracy, kind="stable"):
         v, r = int(guesses[i]), int(correct[i])
         if v == 0 or 2 * r <= v or (best_value > 0 and not passes(best_value, r, v, m)):
