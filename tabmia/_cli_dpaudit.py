@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tabmia._cli_args import fraction_or_count
 from tabmia._cli_inputs import UsageError, check_out_folder, first_line, read_table, split_label
 
 __all__ = ["add_dpaudit_parser", "run_dpaudit_command"]
@@ -42,14 +43,6 @@ def _guesses(text: str) -> str | tuple[int, int]:
             f"expected {' or '.join(GUESS_STRATEGIES)} or K_PLUS,K_MINUS (two counts), got {text!r}"
         )
     return rule  # type: ignore[return-value]
-
-
-def _size(text: str) -> float | int:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a count or a fraction, got {text!r}") from exc
-    return int(value) if value >= 1 and value.is_integer() else value
 
 
 def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
@@ -75,7 +68,7 @@ def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--delta", type=float, default=1e-5, help="the claim's delta (default 1e-5)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of the lower bound (default 0.95)")
-    p.add_argument("--canaries", type=_size, default=None,
+    p.add_argument("--canaries", type=fraction_or_count, default=None,
                    help="canaries: a count or a fraction of the records (default 1000, or half "
                    "the records if fewer)")
     p.add_argument("--canary-type", default="flipped", choices=CANARY_KINDS,

@@ -124,7 +124,8 @@ def one_run_p_value(
     r, v, m = _check_counts(n_correct, n_guesses, n_canaries)
     if epsilon < 0 or not math.isfinite(epsilon):
         raise ValueError(f"epsilon must be finite and >= 0, got {epsilon}")
-    _check_level(0.5, delta)
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be in [0, 1), got {delta}")
     if r == 0:
         return 1.0
     q = float(special.expit(epsilon))  # accuracy of epsilon-DP randomised response
