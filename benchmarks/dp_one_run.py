@@ -84,7 +84,8 @@ def known_mechanisms(runs: int, m: int, X: Any, y: Any) -> list[dict[str, Any]]:
         start = time.perf_counter()
         m_data = min(m, len(y) // 2)
         bounds = [OneRunAudit(RandomizedResponseClassifier(eps), n_canaries=m_data,
-                              score="entropy", delta=0.0, random_state=run).run(X, y).epsilon_lower
+                              canaries="records", score="entropy", delta=0.0,
+                              random_state=run).run(X, y).epsilon_lower
                   for run in range(runs)]
         row = _mechanism_row(f"randomised response as a recipe (OneRunAudit, {m_data} canaries)",
                              eps, 0.0, bounds, runs)

@@ -71,9 +71,9 @@ def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--canaries", type=fraction_or_count, default=None,
                    help="canaries: a count or a fraction of the records (default 1000, or half "
                    "the records if fewer)")
-    p.add_argument("--canary-type", default="flipped", choices=CANARY_KINDS,
-                   help="real records, records with a flipped label, or outliers with a random "
-                   "label (default flipped)")
+    p.add_argument("--canary-type", default="outliers", choices=CANARY_KINDS,
+                   help="real records, records with a flipped label, or outliers (numeric "
+                   "features beyond the data's range) with a random label (default outliers)")
     p.add_argument("--score", default="loss", choices=SCORE_NAMES,
                    help="membership score of a canary from the model's output (default loss)")
     p.add_argument("--guesses", type=_guesses, default="bonferroni",

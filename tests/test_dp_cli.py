@@ -24,7 +24,7 @@ def test_preset_recipe_on_a_named_data_set(tmp_path, capsys):
     result = payload["result"]
     assert result["violated"] is True and result["epsilon_lower"] > 1.0
     assert result["n_canaries"] == 200 and result["claimed_epsilon"] == 1.0
-    assert result["context"]["canaries"] == "flipped"
+    assert result["context"]["canaries"] == "outliers"
     assert payload["command"].startswith("tabmia dpaudit --recipe random_forest")
     assert (out / "results.md").read_text().startswith("tabmia dpaudit:")
 

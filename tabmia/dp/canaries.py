@@ -13,8 +13,9 @@ memorise to fit are easier to tell apart and give tighter bounds:
   minimum or maximum, the side at random) and whose label is a class drawn at
   random; categorical features keep their values, so every recipe can encode them.
 
-Which kind gives the tightest bound depends on the recipe; see
-``benchmarks/results/dp_one_run.md``.
+Outliers gave the tightest bounds in ``benchmarks/results/dp_one_run.md`` (the only
+kind that got a positive bound out of the DP models there); they are
+:class:`tabmia.dp.OneRunAudit`'s default.
 """
 
 from __future__ import annotations

@@ -55,8 +55,9 @@ class OneRunAudit:
     n_canaries : int or float, default=None
         Canaries (a count, or a fraction of the records); None: 1000, or half the
         records if that is fewer.
-    canaries : {"records", "flipped", "outliers"}, default="records"
-        What the canaries are (see :mod:`tabmia.dp.canaries`).
+    canaries : {"outliers", "flipped", "records"}, default="outliers"
+        What the canaries are (see :mod:`tabmia.dp.canaries`); outliers need a
+        numeric feature.
     score : str or attack, default="loss"
         The membership score of a canary: a statistic of the model's output, one of
         :data:`tabmia.scores.SCORE_NAMES` (``"loss"``: minus the cross-entropy), or
@@ -98,7 +99,7 @@ class OneRunAudit:
         recipe: Any,
         *,
         n_canaries: int | float | None = None,
-        canaries: str = "records",
+        canaries: str = "outliers",
         score: Any = "loss",
         guesses: str | tuple[int, int] = "bonferroni",
         delta: float = 1e-5,
