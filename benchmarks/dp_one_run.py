@@ -351,7 +351,9 @@ class _Recipe:
 
 # ------------------------------------------------------------------ reporting
 def _markdown(mech: list[dict], models: dict, settings: dict, load: dict) -> str:
-    out = ["## Soundness on mechanisms of known privacy\n",
+    peers = ", ".join(f"{k} {v or 'not installed'}" for k, v in settings["peers"].items())
+    out = [f"Peers: {peers}. Wall time {settings['wall_seconds']:.0f} s.\n",
+           "## Soundness on mechanisms of known privacy\n",
            f"{settings['runs']} audits each; default guesses (best of the fixed grid, "
            "Bonferroni corrected), 95 % confidence.\n",
            "| mechanism | true epsilon | delta | bound <= truth | mean bound | 95th pct | max | "
@@ -444,6 +446,18 @@ def _checks(mech: list[dict], rows: list[dict]) -> list[str]:
     return lines
 
 
+def _peer_versions() -> dict[str, str | None]:
+    import importlib.metadata
+
+    out: dict[str, str | None] = {}
+    for dist in ("diffprivlib", "opacus"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=200, help="audits per known mechanism")
@@ -468,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     load["end"] = os.getloadavg()
     settings = {"runs": args.runs, "seeds": list(range(args.seeds)), "canaries": args.canaries,
                 "confidence": 0.95, "guesses": "bonferroni", "data": data_info,
-                "quick": args.quick, "wall_seconds": time.perf_counter() - start}
+                "quick": args.quick, "wall_seconds": time.perf_counter() - start,
+                "peers": _peer_versions()}
     payload = {"settings": settings, "load": load, "known_mechanisms": mech, "models": models}
     write_results(NAME, payload, _markdown(mech, models, settings, load))
     return 0
