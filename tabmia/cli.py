@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tabmia._cli_benchmark import add_benchmark_parser
 
     add_benchmark_parser(sub)
+    from tabmia._cli_dpaudit import add_dpaudit_parser
+
+    add_dpaudit_parser(sub)
     return parser
 
 
@@ -204,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
             from tabmia._cli_benchmark import run_benchmark_command
 
             return run_benchmark_command(args, UsageError)
+        if args.command == "dpaudit":
+            from tabmia._cli_dpaudit import run_dpaudit_command
+
+            return run_dpaudit_command(args)
     except UsageError as exc:
         print(f"tabmia: error: {exc}", file=sys.stderr)
         return 2
