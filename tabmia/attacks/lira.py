@@ -100,12 +100,14 @@ class LiRAAttack(ReferenceModelAttack):
         ``"per_example"``: each record's own variance of the shadows' scores, floored
         at ``VARIANCE_FLOOR_SHARE`` (0.1) times the global one. ``"global"``: one
         variance for all records, the pooled within-record variance of the pool's
-        shadow scores (separately for IN and OUT). ``"auto"``: the one under which
-        the shadows, each playing the target in turn (their IN and OUT pool records
-        are known), reach the higher mean TPR at ``fpr`` and ``fpr / 10`` (global on
-        ties; ``variance_search_`` holds both). Sec. VI-B finds per-example better from
-        64 shadows on images; on gradient-boosted tabular targets it can be far worse
-        even then, so the attacker's own shadows decide.
+        shadow scores (separately for IN and OUT). ``"auto"``: global. Sec. VI-B
+        finds per-example variances better from 64 shadows of image models; on
+        gradient-boosted tabular targets they are far worse at 16 and at 64 shadows
+        (``benchmarks/results/calibration_designs.md``): a record's own spread over
+        shadows that trained on other data than the target is not the spread of the
+        target's score, and a floored small variance turns that difference into
+        confident false positives. Letting the shadows play the target does not
+        reveal this (they share the shadows' spread), so "auto" does not search.
     proba_clip : float, "auto" or None, default="auto"
         Probabilities are clipped to ``[proba_clip, 1 - proba_clip]`` before logit
         scaling (applied as a clip of the score at ``+-logit(1 - proba_clip)``).
@@ -182,9 +184,6 @@ class LiRAAttack(ReferenceModelAttack):
         shadow ``k``.
     variance_ : {"global", "per_example"}
         The variance model used.
-    variance_search_ : dict
-        ``{variance model: mean simulated TPR}`` of the models ``variance="auto"``
-        compared (empty otherwise).
     proba_clip_ : float or None
         The clip applied (resolved from ``"auto"``).
     clip_search_ : dict
@@ -418,8 +417,11 @@ class LiRAAttack(ReferenceModelAttack):
         )
         self._index_pool(X, y, self.population_.in_masks_)
 
+        # per-example variances fit the shadows' own spread, which is not the target's
+        # when the target trained on other (often more) data: global unless asked for
+        self.variance_ = "global" if self.variance == "auto" else self.variance
         t_pool, p_true = self._raw_target_statistic(X, y)
-        self._choose_variance_and_clip(p_true)
+        self.proba_clip_, self.clip_search_ = self._resolve_clip(p_true)
         self._clip = _logit_bound(self.proba_clip_)
         self._set_clipped_moments(self._clip)
         self._t_pool = self._clipped(t_pool)
@@ -448,31 +450,6 @@ class LiRAAttack(ReferenceModelAttack):
             "c_in": c_in, "mu_in": mu_in, "ssd_in": ssd_in,
         }
         self._stats = stats
-
-    def _choose_variance_and_clip(self, p_true: np.ndarray | None) -> None:
-        """``variance_``, ``proba_clip_`` and their searches (``"auto"``: by simulation).
-
-        Each variance model gets its own clip; with ``variance="auto"`` the one whose
-        shadows, playing the target in turn, reach the higher mean TPR at ``fpr`` and
-        ``fpr / 10`` wins (global on ties).
-        """
-        modes = ("global", "per_example") if self.variance == "auto" else (self.variance,)
-        found = {}
-        for mode in modes:  # a loop over (at most two) variance models
-            self.variance_ = mode
-            clip, search = self._resolve_clip(p_true)
-            if len(modes) > 1:
-                if clip in search:
-                    value = search[clip]
-                else:
-                    self._set_clipped_moments(_logit_bound(clip))
-                    value = self._simulated_tpr()
-            else:
-                value = float("nan")
-            found[mode] = (value, clip, search)
-        self.variance_ = max(modes, key=lambda m: (found[m][0], m == "global"))
-        self.variance_search_ = {m: v[0] for m, v in found.items()} if len(modes) > 1 else {}
-        _, self.proba_clip_, self.clip_search_ = found[self.variance_]
 
     def _resolve_clip(self, p_true: np.ndarray | None) -> tuple[float | None, dict]:
         if self.proba_clip is None:
