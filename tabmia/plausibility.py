@@ -293,35 +293,37 @@ def check_attack_scores(scores: pd.DataFrame, *, alpha: float = ALPHA) -> list[F
     Returns
     -------
     list of Finding
-        One per attack and repeat whose AUC is below 0.5 beyond chance.
+        Empty, or one finding naming every attack (and repeat) whose AUC is below 0.5
+        beyond chance, with its AUC and corrected p-value (``p_value``: the smallest).
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     keys = ["attack", "repeat"] if "repeat" in scores.columns else ["attack"]
     groups = list(scores.groupby(keys, sort=False))
     n_repeats = scores["repeat"].nunique() if "repeat" in scores.columns else 1
-    found = []
+    below = []
     for key, frame in groups:
         member = frame["member"].to_numpy(bool)
         s = frame["score"].to_numpy(np.float64)
         if member.all() or not member.any():
             continue
         res = stats.mannwhitneyu(s[member], s[~member], alternative="less")
-        p = float(res.pvalue) * len(groups)
+        p = min(float(res.pvalue) * len(groups), 1.0)
         auc = float(res.statistic) / (member.sum() * (~member).sum())
-        if p >= alpha or auc > MAX_AUC:
-            continue
-        key = key if isinstance(key, tuple) else (key,)
-        where = f" (repeat {key[1]})" if n_repeats > 1 else ""
-        found.append(Finding("auc_below_chance", (
-            f"{key[0]}{where}: AUC {auc:.3f} is below 0.5 beyond chance (one-sided "
-            f"Mann-Whitney test, p = {min(p, 1.0):.2g} Bonferroni-corrected over "
-            f"{len(groups)}): it scores the training records as less member-like than "
-            "records the model never saw, which an honest audit does not produce. The "
-            "training and population records may be swapped, the training labels wrong, or "
-            "the attack's scores inverted; its rates do not measure the leak"),
-            min(p, 1.0)))
-    return found
+        if p < alpha and auc <= MAX_AUC:
+            key = key if isinstance(key, tuple) else (key,)
+            where = f" (repeat {key[1]})" if n_repeats > 1 else ""
+            below.append((f"{key[0]}{where} {auc:.3f} (p = {p:.2g})", p))
+    if not below:
+        return []
+    return [Finding("auc_below_chance", (
+        f"AUC below 0.5 beyond chance: {', '.join(text for text, _ in below)} (one-sided "
+        f"Mann-Whitney tests, Bonferroni-corrected over {len(groups)}). "
+        f"{'These attacks score' if len(below) > 1 else 'It scores'} the training records as "
+        "less member-like than records the model never saw, which an honest audit does not "
+        "produce: the training and population records may be swapped, the training labels "
+        "wrong, or the scores inverted, and these rates do not measure the leak"),
+        min(p for _, p in below))]
 
 
 def _shares(y: np.ndarray) -> str:

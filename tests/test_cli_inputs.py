@@ -388,7 +388,7 @@ def test_swapped_train_and_population_warn_before_and_after_the_attacks(files, t
                                "than the population records: accuracy 0.9")
     assert "(one-sided Welch t-test, p = " in lines[1]
     assert "swapped" in lines[1]
-    assert lines[2].startswith("tabmia: warning: loss: AUC 0.") and "below 0.5" in lines[2]
+    assert lines[2].startswith("tabmia: warning: AUC below 0.5 beyond chance: loss 0.")
     assert [w[:30] for w in _warnings(out)] == [lines[1][17:47], lines[2][17:47]]
 
 

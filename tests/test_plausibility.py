@@ -81,11 +81,16 @@ def test_swapped_files_give_an_auc_below_chance(cancer):
         swapped = audit_model(model, X_pop, y_pop, X_tr, y_tr, {"loss": LossAttack(fpr=0.05)})
     found = check_attack_scores(swapped.scores)
     assert _checks(found) == ["auc_below_chance"]
-    assert found[0].message.startswith("loss: AUC 0.4") and "swapped" in found[0].message
-    two = pd.concat([swapped.scores, honest.scores.assign(repeat=1)])  # named, Bonferroni x2
-    found = check_attack_scores(two)
-    assert [f.message.split(":")[0] for f in found] == ["loss (repeat 0)"]
-    assert "Bonferroni-corrected over 2" in found[0].message
+    assert found[0].message.startswith("AUC below 0.5 beyond chance: loss 0.4")
+    assert "swapped" in found[0].message and "It scores" in found[0].message
+    repeats = pd.concat([swapped.scores, honest.scores.assign(repeat=1)])  # Bonferroni x2
+    (found,) = check_attack_scores(repeats)
+    assert "loss (repeat 0) 0.4" in found.message and "repeat 1" not in found.message
+    assert "Bonferroni-corrected over 2" in found.message
+    (found,) = check_attack_scores(pd.concat([swapped.scores,
+                                              swapped.scores.assign(attack="entropy")]))
+    assert "loss 0.4" in found.message and "entropy 0.4" in found.message
+    assert "These attacks score" in found.message
 
 
 def test_audit_model_warns_before_the_attacks(cancer, monkeypatch):
@@ -105,7 +110,7 @@ def test_audit_model_warns_before_the_attacks(cancer, monkeypatch):
     found = [str(w.message) for w in caught if w.category is PlausibilityWarning]
     assert seen == ["the model fits its traini"]  # warned before any attack ran
     assert found[0].startswith("the model fits its training records worse")
-    assert found[1].startswith("loss: AUC") and "below 0.5 beyond chance" in found[1]
+    assert found[1].startswith("AUC below 0.5 beyond chance: loss 0.")
 
 
 # ---------------------------------------------------------------- error rates
