@@ -208,7 +208,6 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 
 def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
-    import numpy as np
 
     from tabmia.audit import audit_model
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
