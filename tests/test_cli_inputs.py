@@ -417,7 +417,9 @@ def test_honest_own_model_audit_has_no_warning(files, tmp_path, capsys):
 
 def test_public_size_far_below_the_fpr_is_refused(files, tmp_path, capsys):
     """Issue 16 item 3: one calibration record promised FPR 0.5 and flagged 265 of 284
-    non-members. The default FPR's fallback stops at a floor; below it, one error line."""
+    non-members. The default FPR's fallback stops at a floor (the attacks refuse, with
+    UnresolvableFPRError, a fallback above their maximum fallback FPR); the CLI turns
+    that into one error line naming --public-size."""
     out = tmp_path / "o"
     code = main(["audit", "--public-size", "1", "--attacks", "loss", "--quiet", "--out",
                  str(out)])
