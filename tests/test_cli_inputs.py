@@ -54,6 +54,8 @@ def files(tmp_path_factory, write_audit_files):
     train.to_csv(d / "table.joblib", index=False)  # a CSV under a model's name
     (d / "image.csv").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
     (d / "blob.csv").write_bytes(bytes(range(256)) * 4)
+    pd.read_csv(d / "pop_proba.csv").assign(**{"1": 0.6}).to_csv(d / "sums_over_1.csv",
+                                                                   index=False)
     _pickle_elsewhere(d)
     return d
 
@@ -153,6 +155,9 @@ def _bad(d: Path) -> list[tuple[str, list[str], str]]:
          "more than the 25 public records"),
         ("spec above the ceiling", ["--attacks", "rmia:n_reference=5000"],
          "rmia:n_reference=5000: 5000 reference models"),
+        ("probabilities that are not", [*probas[:-1], str(d / "sums_over_1.csv")],
+         "cannot score the --train and --population records: the target returned rows that "
+         "do not sum to 1"),
         # item 5: files told apart by their content
         ("csv named as a model", ["--model-file", str(d / "table.joblib"), "--train",
                                   str(d / "train.csv"), "--label", LABEL, *pop],
