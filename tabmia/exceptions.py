@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["DuplicateRecordsWarning", "RunNote", "FPRFallbackWarning", "ShadowSizeWarning"]
+__all__ = [
+    "DuplicateRecordsWarning", "RunNote", "FPRFallbackWarning", "ShadowSizeWarning",
+    "PlausibilityWarning",
+]
 
 
 class DuplicateRecordsWarning(UserWarning):
@@ -37,4 +40,14 @@ class ShadowSizeWarning(RunNote):
     cannot give its models ``shadow_train_size`` records each (the attack's
     ``shadow_size_note_`` says why). Models trained on less data generalise better
     than the target, which makes the attack weaker: the results understate the leak.
+    """
+
+
+class PlausibilityWarning(UserWarning):
+    """An audit's inputs or results look like no honest audit's (:mod:`tabmia.plausibility`).
+
+    Issued by :func:`tabmia.audit.audit_model` when the model fits its training records
+    worse than the population's, the two label distributions differ beyond chance, the
+    model's outputs are one-hot (label-only), or an attack's AUC is below 0.5 beyond
+    chance. Each names its test and p-value.
     """

@@ -127,10 +127,9 @@ def test_tiny_audit_is_refused(tmp_path, capsys):
     df.iloc[:1].to_csv(tmp_path / "train.csv", index=False)
     df.iloc[300:].to_csv(tmp_path / "pop.csv", index=False)
     out = tmp_path / "out"
-    with pytest.warns(UserWarning, match="runs any code"):
-        code = main(["audit", "--model-file", str(tmp_path / "model.joblib"), "--train",
-                     str(tmp_path / "train.csv"), "--population", str(tmp_path / "pop.csv"),
-                     "--label", "diagnosis", "--attacks", "loss", "--out", str(out), "--quiet"])
+    code = main(["audit", "--model-file", str(tmp_path / "model.joblib"), "--train",
+                 str(tmp_path / "train.csv"), "--population", str(tmp_path / "pop.csv"),
+                 "--label", "diagnosis", "--attacks", "loss", "--out", str(out), "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
     assert err[0].startswith("tabmia: error:") and "at least 20" in err[0]

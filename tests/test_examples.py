@@ -26,6 +26,7 @@ def test_example_runs(script, tmp_path):
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "| attack |" in proc.stdout  # printed its results table
+    assert "PlausibilityWarning" not in proc.stderr  # honest inputs raise no finding
 
 
 def test_examples_exist():
