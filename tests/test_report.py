@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 
 import numpy as np
@@ -289,3 +290,30 @@ def test_dp_table_fits_screen_and_print(result, tmp_path):
               "unresolved": (0xFF, 0xF8, 0xC5)}[got["cls"]]
     background = np.isclose(cell * 255, colour, atol=3).all(axis=2)
     assert background.mean() > 0.5
+
+
+# ------------------------------------------------------------------ benchmark tables
+def test_benchmark_tables_say_threshold_chance_level_and_quick_settings(tmp_path):
+    from tabmia.benchmark import run_benchmark
+
+    out = tmp_path / "bench"
+    run = run_benchmark(["breast_cancer"], "logistic_regression", ["loss", "lira"], 1, (0.05,),
+                        out, quick=True, prior=1.0, progress=False, html=True)
+    md = (out / "results.md").read_text()
+    sections = dict(s.split("\n", 1) for s in md.split("\n## ")[1:])
+    assert sections["TPR at 0.05 FPR"].lstrip().startswith("Oracle threshold:")
+    # --prior 1: as many members as non-members, so guessing reaches precision 0.5
+    assert "reaches the members' share of the candidates: breast_cancer 0.500" in \
+        sections["Precision at 0.05 FPR"]
+    assert "| precision chance level |" in sections["Data sets and targets"]
+    # what each attack flags at its own threshold, from the cell's stored scores and threshold
+    own = run.results["datasets"]["breast_cancer"]["attacks"]["loss"]
+    cell = json.loads(next((out / "cells").glob("*.json")).read_text())
+    assert "threshold" in cell and 0.0 <= own["fpr_own"]["mean"] <= 1.0
+    assert "aimed at FPR 0.05" in sections["TPR at each attack's own threshold"]
+    assert "**" not in sections["FPR at each attack's own threshold"].split("|", 1)[1]
+    # the quick run names what it changed
+    assert "**Quick smoke run** (`--quick`): 1 seed, at most 500 records" in md
+    assert "lira: n_shadow=4" in md and run.results["quick_changes"]["lira"] == {"n_shadow": "4"}
+    html = (out / "report.html").read_text()
+    assert "Oracle threshold:" in html and "Quick smoke run" in html
