@@ -27,6 +27,7 @@ from tabmia._cli_inputs import (
     read_table,
     split_label,
 )
+from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_outputs import fpr_fallback_notes, write_outputs
 
 __all__ = ["DEFAULT_ATTACKS", "SCORE_ATTACKS", "run_audit"]
@@ -331,11 +332,12 @@ def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
     from tabmia.metrics import AuditTooSmallError, UnresolvableFPRError
     from tabmia.report import markdown_table, results_table
-    from tabmia.report.verdict import verdict_lines
+    from tabmia.report.verdict import shadow_recipe, verdict_lines
 
     _check_args(args)
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
+    aim_at_gate_fpr(args)
     t0 = time.perf_counter()
     try:
         with fpr_fallback_notes() as fallbacks:
@@ -352,6 +354,10 @@ def run_audit(args: argparse.Namespace) -> int:
         context = {"data": str(args.train), **context}
     if fallbacks:
         context["FPR not promisable"] = "; ".join(fallbacks)
+    recipe = shadow_recipe(result, f"the target's own recipe ({args.model})"
+                           if args.train is None else args.recipe)
+    if recipe is not None:
+        context["shadow recipe"] = recipe
     result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {v}" for k, v in context.items()) + "\n"
@@ -360,7 +366,8 @@ def run_audit(args: argparse.Namespace) -> int:
     md = (header + "\n## Verdict\n\n" + "".join(f"- {line}\n" for line in verdict)
           + "\n## Attacks\n\n" + markdown_table(table))
     print(md)
-    write_outputs(args, result, md, context, records, elapsed, verdict)
+    gate = evaluate_cli_gate(args, result)
+    write_outputs(args, result, md, context, records, elapsed, verdict, gate=gate)
     print(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, roc.png "
           f"({elapsed:.1f} s)")
-    return 0
+    return report_gate(gate)

@@ -106,8 +106,10 @@ def results_table(
         row["advantage"] = _cell(group, "advantage")
         row["ε lower bound"] = _cell(group, "epsilon_lower", 2)
         for alpha in fprs:
+            key = f"tpr@{alpha:g}"  # absent: the audit did not compute this FPR level
             row[f"TPR@{alpha:g}FPR (oracle threshold)"] = _cell(
-                group, f"tpr@{alpha:g}", missing=f"not resolved by {n_neg} non-members")
+                group, key, missing=f"not resolved by {n_neg} non-members"
+                if key in group.columns else "not computed")
         row["seconds"] = _cell(group.assign(seconds=group["fit_seconds"] + group["score_seconds"]),
                                "seconds", 1)
         rows.append(row)
