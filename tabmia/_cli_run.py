@@ -354,10 +354,10 @@ def run_audit(args: argparse.Namespace) -> int:
         context = {"data": str(args.train), **context}
     if fallbacks:
         context["FPR not promisable"] = "; ".join(fallbacks)
-    recipe = shadow_recipe(result, f"the target's own recipe ({args.model})"
-                           if args.train is None else args.recipe)
+    recipe = shadow_recipe(result)  # the class shadow models were trained as
     if recipe is not None:
-        context["shadow recipe"] = recipe
+        context["shadow recipe"] = (f"the target's own recipe ({args.model})" if args.train is None
+                                    else f"--recipe {args.recipe}: {recipe}")
     result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {v}" for k, v in context.items()) + "\n"

@@ -317,3 +317,19 @@ def test_benchmark_tables_say_threshold_chance_level_and_quick_settings(tmp_path
     assert "lira: n_shadow=4" in md and run.results["quick_changes"]["lira"] == {"n_shadow": "4"}
     html = (out / "report.html").read_text()
     assert "Oracle threshold:" in html and "Quick smoke run" in html
+
+
+def test_cli_header_and_verdict_name_the_shadow_recipe(tmp_path, capsys):
+    from tabmia.cli import main
+
+    out = tmp_path / "rep"
+    assert main(["audit", "--attacks", "loss,lira", "--n-shadow", "4", "--out", str(out),
+                 "--quiet"]) == 0
+    stdout = capsys.readouterr().out
+    header = stdout.splitlines()[0]
+    assert "shadow recipe: the target's own recipe (random_forest)" in header
+    assert "shadow / reference models were trained with the target's own recipe " \
+           "(random_forest)." in stdout
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["context"]["shadow recipe"] == "the target's own recipe (random_forest)"
+    assert payload["verdict"][0].startswith("Risk")
