@@ -306,13 +306,17 @@ def _decide(limit: RiskLimit, rows: pd.DataFrame, describe: Any) -> LimitCheck:
 
 def _check_tpr(summary: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
     alpha, cap = float(limit.fpr), limit.limit
-    aim = summary["fpr_target"].to_numpy(float)
+    aim = summary["fpr_target"].to_numpy(float)  # the FPR the threshold promises
     no_goal = np.isnan(aim)
-    # a threshold aimed at alpha or lower whose flags keep that: evidence of "above" at alpha
+    # the level it was chosen for: the one asked for, or higher where its calibration
+    # records could not promise that (a discrete promise may sit below what was asked)
+    chosen_for = np.fmax(aim, summary["fpr_requested"].to_numpy(float))
+    # a threshold promising alpha or less whose flags keep that: evidence of "above" at alpha
     strict = np.where(no_goal, summary["fpr_high"] <= alpha + _TOL,
                       (aim <= alpha * (1 + _TOL)) & (summary["fpr_low"] <= alpha + _TOL))
-    # a threshold aimed at alpha or higher flags a superset: evidence of "below" at alpha
-    loose = np.where(no_goal, summary["fpr_low"] >= alpha - _TOL, aim >= alpha * (1 - _TOL))
+    # a threshold chosen for alpha or higher flags a superset: evidence of "below" at alpha
+    loose = np.where(no_goal, summary["fpr_low"] >= alpha - _TOL,
+                     chosen_for >= alpha * (1 - _TOL))
     rows = pd.DataFrame({"value": summary["tpr"], "low": summary["tpr_low"],
                          "high": summary["tpr_high"], "tp": summary["tp"],
                          "n_members": summary["n_members"], "fp": summary["fp"],
@@ -332,16 +336,18 @@ def _check_tpr(summary: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
         if outcome == "below":
             return (f"every attack's TPR upper bound at its own threshold is at or under {cap:g}; "
                     f"the highest, {name} at {goal}: {rate} ({counts})")
-        if np.isfinite(r["fpr_target"]) and r["fpr_target"] > alpha * (1 + _TOL) \
-                and r["low"] > cap:
+        if r["low"] <= cap < r["high"]:
+            return (f"{name} at {goal}: {rate} ({counts}); the interval contains {cap:g}: "
+                    f"{int(r['n_members'])} training records cannot tell")
+        if r["high"] <= cap:  # under the limit, but at a stricter threshold than alpha's
+            return (f"{name} at {goal}: {rate} ({counts}) is under {cap:g} at a stricter "
+                    f"threshold, which does not show it under {cap:g} at FPR {alpha:g}")
+        if np.isfinite(r["fpr_target"]) and r["fpr_target"] > alpha * (1 + _TOL):
             return (f"{name} at {goal}, not {alpha:g} (its calibration records cannot promise "
                     f"{alpha:g}): {rate} ({counts}) is over {cap:g} only at that looser FPR; "
                     f"more public records let it aim at {alpha:g}")
-        if r["high"] > cap and r["low"] <= cap:
-            return (f"{name} at {goal}: {rate} ({counts}); the interval contains {cap:g}: "
-                    f"{int(r['n_members'])} training records cannot tell")
-        return (f"{name} at {goal}: {rate} ({counts}) does not bear on FPR {alpha:g} (its "
-                "flags or its goal exceed it)")
+        return (f"{name} at {goal}: {rate} ({counts}) is over {cap:g}, but it flags more "
+                f"non-members than FPR {alpha:g} allows, so it shows nothing at {alpha:g}")
 
     return _decide(limit, rows, describe)
 

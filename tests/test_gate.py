@@ -38,6 +38,7 @@ def _result(rows: list[dict]) -> ExperimentResult:
                     "tp": tp, "n_members": n_pos, "fp": fp, "n_nonmembers": n_neg,
                     "tpr": tp / n_pos, "tpr_low": tlo, "tpr_high": thi, "fpr": fp / n_neg,
                     "fpr_low": flo, "fpr_high": fhi, "fpr_target": row.get("fpr_target", 0.01),
+                    "fpr_requested": row.get("fpr_requested", 0.01),
                     "auc": row.get("auc", 0.5), "auc_low": row.get("auc_low", 0.45),
                     "auc_high": row.get("auc_high", 0.55), "delta": 0.0})
     return ExperimentResult(scores=pd.DataFrame(), metrics=pd.DataFrame(out))
@@ -93,15 +94,21 @@ def test_tpr_limit_needs_thresholds_that_aimed_at_its_fpr():
     loose_few = _result([{"attack": "lira", "tp": 1, "n_members": 300, "fp": 3,
                           "n_nonmembers": 300, "fpr_target": 0.014}])
     assert _check(loose_few, "tpr@0.01=0.1")[1].outcome == "below"
+    # a threshold chosen for 1% whose discrete promise is 0.7% is the attacker's at 1%
+    discrete = _result([{"attack": "lira", "tp": 1, "n_members": 300, "fp": 1,
+                         "n_nonmembers": 300, "fpr_target": 0.007, "fpr_requested": 0.01}])
+    assert _check(discrete, "tpr@0.01=0.1")[1].outcome == "below"
     # a stricter threshold shows above, not below
     strict = _result([{"attack": "lira", "tp": 60, "n_members": 300, "fp": 0,
-                       "n_nonmembers": 300, "fpr_target": 0.001}])
+                       "n_nonmembers": 300, "fpr_target": 0.001, "fpr_requested": 0.001}])
     assert _check(strict, "tpr@0.01=0.1")[1].outcome == "above"
-    assert _check(strict, "tpr@0.01=0.3")[1].outcome == "unresolved"
+    _, check = _check(strict, "tpr@0.01=0.3")
+    assert check.outcome == "unresolved" and "under 0.3 at a stricter threshold" in check.reason
     # a threshold that broke its promise (30 of 300 non-members at 1%) shows nothing above
     broken = _result([{"attack": "loss", "tp": 200, "n_members": 300, "fp": 30,
                        "n_nonmembers": 300}])
-    assert _check(broken, "tpr@0.01=0.1")[1].outcome == "unresolved"
+    _, check = _check(broken, "tpr@0.01=0.1")
+    assert check.outcome == "unresolved" and "more non-members than FPR 0.01 allows" in check.reason
 
 
 def test_auc_limit_over_seeds():

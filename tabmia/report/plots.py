@@ -188,7 +188,11 @@ def plot_score_histograms(
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.4 * nrows), squeeze=False)
     for ax, name in zip(axes.ravel(), names):
         g = data[data["attack"] == name]
-        s = g["score"].to_numpy(float)
+        raw = g["score"].to_numpy(float)
+        finite = raw[np.isfinite(raw)]
+        # an infinite score (a p-value of 0) is drawn at the finite edge
+        s = np.clip(np.nan_to_num(raw, nan=finite.min()), finite.min(), finite.max()) \
+            if finite.size else raw
         m = g["member"].to_numpy(bool)
         t = None if thresholds is None else thresholds.get(name)
         t = float(t) if t is not None and np.isfinite(t) else None
@@ -200,12 +204,13 @@ def plot_score_histograms(
             ax.set_xscale("asinh", linear_width=scale.linear_width)
         if t is not None:
             shown = f"{t:.6g}"  # a legend, not a table of scores (those print every digit)
-            if s.min() <= t <= s.max():
-                ax.axvline(float(scale.to_axis(t)), color="k", ls="--", lw=1,
-                           label=f"own threshold {shown}")
+            flagged = raw >= t
+            if flagged.any() and not flagged.all():
+                ax.axvline(float(scale.to_axis(min(max(t, s.min()), s.max()))), color="k",
+                           ls="--", lw=1, label=f"own threshold {shown}")
             else:  # off every score: a line would stretch the axis and hide the bins
-                where = ("above every score: nothing flagged" if t > s.max()
-                         else "below every score: all flagged")
+                where = ("above every score: nothing flagged" if not flagged.any()
+                         else "at or below every score: all flagged")
                 ax.annotate(f"own threshold {shown}\n{where}", xy=(0.5, 0.97),
                             xycoords="axes fraction", ha="center", va="top", fontsize=7,
                             bbox={"fc": "white", "ec": "0.7", "alpha": 0.9})

@@ -44,7 +44,8 @@ def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) ->
     DataFrame
         Indexed by attack: ``tp``, ``n_members``, ``fp``, ``n_nonmembers`` (sums over
         repeats), ``tp_per_seed`` (list), ``tpr``/``fpr`` with Clopper-Pearson
-        ``_low``/``_high``, ``advantage``, ``fpr_target`` (largest over repeats; NaN
+        ``_low``/``_high``, ``advantage``, ``fpr_target`` (the FPR the threshold
+        promises) and ``fpr_requested`` (the one asked for; largest over repeats, NaN
         without an FPR goal), ``promise`` and ``n_seeds``.
     """
     need = ["attack", "tp", "n_members", "fp", "n_nonmembers"]
@@ -62,9 +63,10 @@ def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) ->
     out["fpr_low"], out["fpr_high"] = clopper_pearson(out["fp"].to_numpy(),
                                                       out["n_nonmembers"].to_numpy(), confidence)
     out["advantage"] = out["tpr"] - out["fpr"]
-    aims = (pd.to_numeric(metrics["fpr_target"], errors="coerce") if "fpr_target" in metrics
-            else pd.Series(np.nan, index=metrics.index))
-    out["fpr_target"] = aims.groupby(metrics["attack"], sort=False).max().reindex(out.index)
+    for col in ("fpr_target", "fpr_requested"):
+        values = (pd.to_numeric(metrics[col], errors="coerce") if col in metrics
+                  else pd.Series(np.nan, index=metrics.index))
+        out[col] = values.groupby(metrics["attack"], sort=False).max().reindex(out.index)
     aim = out["fpr_target"].to_numpy(float)
     kept = out["fpr_low"].to_numpy() <= aim * (1 + 1e-9)
     out["promise"] = np.where(np.isnan(aim), "none", np.where(kept, "kept", "broken"))
