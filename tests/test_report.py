@@ -86,6 +86,10 @@ def test_strongest_is_most_members_flagged_within_the_fpr_promise():
     assert "consistent with the FPR it aimed at" in ranking
     assert ranking.index("lira 180/500") < ranking.index("quantile 179/500") < ranking.index("loose")
     assert "more than its 1% FPR allows" in ranking
+    # alone, the promise-breaking attack gives no reliable measure, and says so
+    alone = _result(member, {"loose": loose}, {"loose": 1.0})
+    assert verdict_lines(alone)[0].startswith("Risk not measured reliably: every attack flags "
+                                              "more non-members than the FPR it aimed at allows")
 
 
 def test_verdict_names_a_significant_auc_when_no_threshold_beats_guessing():
@@ -97,7 +101,7 @@ def test_verdict_names_a_significant_auc_when_no_threshold_beats_guessing():
     lo = result.metrics["auc_low"].iloc[0]
     assert lo > 0.5
     lines = verdict_lines(result)
-    assert lines[0].startswith("Risk not shown: no attack flags a single training record")
+    assert lines[0].startswith("Risk not shown at 1% FPR: no attack flags a single training record")
     assert re.search(r"loss's AUC is 0\.\d{3} \[0\.\d{3}, 0\.\d{3}\] \(95% bootstrap interval, "
                      r"above 0\.5\)", lines[1])
     # the same scores with a chance-level ranking: no AUC sentence

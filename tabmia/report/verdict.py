@@ -233,18 +233,20 @@ def _risk_statement(name: str, best: pd.Series, n_mem: int, n_public: Any) -> st
         count = f"{int(best['tp'])} of {n_pos} training records: TPR {tpr}"
         false = f"{int(best['fp'])} of {n_neg} non-members: FPR {fpr}"
     sure = " (95% Clopper-Pearson intervals)"
+    not_shown = (f"Risk not shown at {_pct(best['fpr_target'])} FPR"
+                 if best["promise"] != "none" else "Risk not shown")
     if best["promise"] == "broken":
         return (f"Risk not measured reliably: every attack flags more non-members than the FPR "
                 f"it aimed at allows, so no threshold kept its promise (too few public records, "
                 f"or public records unlike the candidates). The strongest by TPR − FPR, {how}, "
                 f"singles out {count}, while wrongly flagging {false}{sure}.")
     if int(best["tp"]) == 0:
-        return (f"Risk not shown: no attack flags a single training record at its own threshold "
+        return (f"{not_shown}: no attack flags a single training record at its own threshold "
                 f"({aim}); with {n_pos} training records scored, at most "
                 f"{best['tpr_high']:.3f} of them could be singled out this way (95% upper "
                 f"bound), and {int(best['fp'])} of {n_neg} non-members were flagged.")
     if best["tpr_low"] <= best["fpr_high"]:
-        return (f"Risk not shown: {attacker} flags training records no more often than "
+        return (f"{not_shown}: {attacker} flags training records no more often than "
                 f"non-members beyond chance. The strongest attack, {how}, singles out {count}, "
                 f"and wrongly flags {false}{sure}; the two intervals overlap, so these flags "
                 "are not shown to be better than guessing.")
