@@ -17,7 +17,6 @@ from tabmia._cli_inputs import UsageError, model_categories
 __all__ = [
     "MAX_MODELS",
     "check_attack_flags",
-    "check_fpr_resolvable",
     "check_mode",
     "check_model_counts",
     "check_recipe_matches",
@@ -119,35 +118,6 @@ def check_model_counts(args: argparse.Namespace, attacks: dict[str, Any], n_publ
                     f"{name}: {n} {what} ({flag} or the attack spec) is more than "
                     f"{' and '.join(over)}: a typo? Pass --force to train them"
                 )
-
-
-def check_fpr_resolvable(args: argparse.Namespace, attacks: dict[str, Any], n_public: int) -> None:
-    """Refuse an ``--fpr`` the user gave that an attack's calibration records cannot
-    promise, before anything trains (the default FPR falls back inside the run)."""
-    if not getattr(args, "fpr_given", False):
-        return
-    import numpy as np
-
-    from tabmia.metrics import UnresolvableFPRError
-    from tabmia.thresholds import threshold_at_fpr
-
-    for name, attack in attacks.items():
-        params = attack.get_params(deep=False)
-        if params.get("threshold_goal", "fpr") != "fpr" or not hasattr(
-                attack, "n_calibration_records"):
-            continue
-        n_cal, fpr = attack.n_calibration_records(n_public), params.get("fpr", args.fpr)
-        if n_cal < 1:
-            continue  # the attack's own fit says what is missing
-        try:  # the rule the attack's threshold follows, on as many scores
-            threshold_at_fpr(np.zeros(n_cal), fpr)
-        except UnresolvableFPRError:
-            held = "" if n_cal == n_public else f" (held out of the {n_public} public records)"
-            raise UsageError(
-                f"{name}: --fpr {fpr:g} cannot be promised from {n_cal} calibration "
-                f"records{held}, which promise no FPR below 1/{n_cal + 1} = "
-                f"{1.0 / (n_cal + 1):.3g}; {more_records_hint(args)}"
-            ) from None
 
 
 def more_records_hint(args: argparse.Namespace) -> str:

@@ -108,8 +108,12 @@ def _package_of(filename: str) -> str:
 
 
 def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[str, Any],
-                   records: Any, elapsed: float, verdict: list[str] | None = None) -> None:
-    """Write every file into a temporary folder, then move them into --out together."""
+                   records: Any, elapsed: float, verdict: list[str] | None = None,
+                   gate: Any = None) -> None:
+    """Write every file into a temporary folder, then move them into --out together.
+
+    ``gate`` (a :class:`tabmia.gate.GateResult`) goes into results.json (``gate``),
+    results.md and report.html."""
     import datetime
 
     import tabmia
@@ -119,6 +123,8 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
     # the process's command line, with the entry point (console script or cli.py) as `tabmia`
     command = getattr(args, "command_line", None) or "tabmia " + shlex.join(sys.argv[1:])
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if gate is not None:
+        md += "\n## Privacy gate\n\n" + "".join(f"- {line}\n" for line in gate.lines())
     md += f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".partial-") as tmp:
@@ -131,6 +137,7 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
             "context": context,
             "seconds": elapsed,
             "verdict": verdict,
+            "gate": None if gate is None else gate.to_dict(),
             "target_accuracy": (result.target_accuracy.to_dict(orient="records")
                                 if result.target_accuracy is not None else None),
             # what each attack flags at its own threshold, per seed (the attacker's result)
@@ -148,6 +155,7 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
             delta=args.delta, fprs=args.fprs, gammas=args.gammas, top_k=args.top_k,
             records=records, show_records=args.show_records, command=command,
             version=tabmia.__version__, date=date,
+            gate=None if gate is None else gate.lines(),
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)

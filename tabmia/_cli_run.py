@@ -16,7 +16,6 @@ from typing import Any
 
 from tabmia._cli_checks import (
     check_attack_flags,
-    check_fpr_resolvable,
     check_mode,
     check_model_counts,
     check_recipe_matches,
@@ -35,6 +34,7 @@ from tabmia._cli_inputs import (
     read_table,
     split_label,
 )
+from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_outputs import fpr_fallback_notes, recorded_warnings, shown, write_outputs
 
 __all__ = ["DEFAULT_ATTACKS", "SCORE_ATTACKS", "run_audit"]
@@ -185,7 +185,6 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     model = _set_threads(make_model(args.model, X), args.threads)
     attacks = _make_attacks(args, recipe=None)
     check_model_counts(args, attacks, len(sizes.public))
-    check_fpr_resolvable(args, attacks, len(sizes.public))
     experiment = MembershipExperiment(
         model, attacks, train_size=args.train_size,
         public_size=args.public_size, prior=args.prior, n_repeats=args.seeds, fprs=args.fprs,
@@ -264,7 +263,6 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         raise UsageError(f"--attacks {','.join(perturbing)} query perturbed records: they need "
                          "--model-file, not precomputed probabilities")
     check_model_counts(args, attacks, n_public)
-    check_fpr_resolvable(args, attacks, n_public)
     if shared_note is not None:
         warnings.warn(shared_note, DuplicateRecordsWarning, stacklevel=1)
     try:  # every record scored once: a model that fails on some, or implausible inputs
@@ -350,11 +348,12 @@ def run_audit(args: argparse.Namespace) -> int:
     from tabmia.metrics import AuditTooSmallError, UnresolvableFPRError
     from tabmia.plausibility import check_attack_scores
     from tabmia.report import markdown_table, results_table
-    from tabmia.report.verdict import verdict_lines
+    from tabmia.report.verdict import shadow_recipe, verdict_lines
 
     _check_args(args)
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
+    aim_at_gate_fpr(args)
     t0 = time.perf_counter()
     try:
         with fpr_fallback_notes() as fallbacks, recorded_warnings(
@@ -365,8 +364,9 @@ def run_audit(args: argparse.Namespace) -> int:
                 result, context, records = _built_in_game(args)
             for finding in check_attack_scores(result.scores):
                 warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
-    except UnresolvableFPRError as exc:
-        raise UsageError(f"{first_line(exc)}; {more_records_hint(args)}") from exc
+    except UnresolvableFPRError as exc:  # raised by an attack's fit before it trains
+        what = f"{exc.attack}: {exc.reason}" if exc.attack and exc.reason else first_line(exc)
+        raise UsageError(f"{what}; {more_records_hint(args)}") from exc
     except AuditTooSmallError as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
     elapsed = time.perf_counter() - t0
@@ -376,6 +376,10 @@ def run_audit(args: argparse.Namespace) -> int:
         context["notes"] = list(fallbacks)
     if warned:
         context["warnings"] = warned
+    recipe = shadow_recipe(result)  # the class shadow models were trained as
+    if recipe is not None:
+        context["shadow recipe"] = (f"the target's own recipe ({args.model})" if args.train is None
+                                    else f"--recipe {args.recipe}: {recipe}")
     result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {shown(v)}" for k, v in context.items()) + "\n"
@@ -384,7 +388,8 @@ def run_audit(args: argparse.Namespace) -> int:
     md = (header + "\n## Verdict\n\n" + "".join(f"- {line}\n" for line in verdict)
           + "\n## Attacks\n\n" + markdown_table(table))
     print(md)
-    write_outputs(args, result, md, context, records, elapsed, verdict)
+    gate = evaluate_cli_gate(args, result)
+    write_outputs(args, result, md, context, records, elapsed, verdict, gate=gate)
     print(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, roc.png "
           f"({elapsed:.1f} s)")
-    return 0
+    return report_gate(gate)

@@ -25,7 +25,14 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tabmia._cli_args import add_split_arguments, floats, given_flags, names
+from tabmia._cli_args import (
+    Accumulate,
+    add_split_arguments,
+    floats,
+    given_flags,
+    names,
+    risk_limits,
+)
 from tabmia._cli_inputs import UsageError
 from tabmia._cli_outputs import one_line_warnings
 from tabmia._cli_run import DEFAULT_ATTACKS, SCORE_ATTACKS, run_audit
@@ -129,6 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
                          help="output folder (default ./tabmia-report)")
     attacks.add_argument("--quiet", action="store_true",
                          help="print only the table (no progress bars)")
+    gate = audit.add_argument_group(
+        "privacy gate", "exit status 0: the audit shows every limit met (upper 95% bound at "
+        "or under it); 1: it shows one exceeded (lower bound over it); 3: it cannot tell; "
+        "2 stays a usage error")
+    gate.add_argument("--fail-above", type=risk_limits, action=Accumulate, default=(),
+                      metavar="METRIC=LIMIT",
+                      help="fail when the audit shows the risk above the limit; repeatable or "
+                      "comma-separated: tpr@<fpr>=<limit> (TPR at each attack's own threshold, "
+                      "which then aims at <fpr>), auc=<limit>, epsilon=<limit>")
+    gate.add_argument("--unresolved", choices=("fail", "pass"), default="fail",
+                      help="what a limit the audit cannot resolve returns: fail (exit 3, "
+                      "default) or pass (exit 0)")
     from tabmia._cli_benchmark import add_benchmark_parser
 
     add_benchmark_parser(sub)

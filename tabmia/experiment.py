@@ -22,7 +22,12 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from tabmia.exceptions import FPRFallbackWarning, ShadowSizeWarning
-from tabmia.metrics import attack_metrics, check_audit_size, empirical_epsilon
+from tabmia.metrics import (
+    UnresolvableFPRError,
+    attack_metrics,
+    check_audit_size,
+    empirical_epsilon,
+)
 from tabmia.target import concat_rows, n_rows, take_rows
 
 __all__ = [
@@ -387,6 +392,9 @@ def run_attacks(
                                np.r_[y_public, y_candidates], known_nonmembers=known)
                 else:
                     attack.fit(X_public, y_public)
+        except UnresolvableFPRError as exc:
+            exc.attack = name
+            raise
         finally:
             _reissue(caught, name)
         t1 = time.perf_counter()

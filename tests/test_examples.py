@@ -32,4 +32,4 @@ def test_example_runs(script, tmp_path):
 def test_examples_exist():
     assert {p.stem for p in EXAMPLES} >= {
         "audit_german_credit", "audit_health_model", "audit_precomputed_probabilities",
-        "select_attack_hyperparameters"}
+        "select_attack_hyperparameters", "privacy_gate_ci"}

@@ -289,11 +289,13 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         why = (f"; the smallest FPR they promise, {fallback:g}, is above "
                f"{MAX_FALLBACK_FPR:g} (MAX_FALLBACK_FPR), where a flagged record is no "
                "longer singled out" if self.unresolved_fpr == "smallest" and fallback else "")
-        raise UnresolvableFPRError(
-            f"{name}: fpr={self.fpr:g} cannot be promised from {n} calibration records "
-            f"({which}): it needs at least {need}{why}; give the attack more public "
-            "records or ask for a larger fpr"
+        reason = (f"fpr={self.fpr:g} cannot be promised from {n} calibration records "
+                  f"({which}): it needs at least {need}{why}")
+        exc = UnresolvableFPRError(
+            f"{name}: {reason}; give the attack more public records or ask for a larger fpr"
         )
+        exc.reason = reason
+        raise exc
 
     def _make_target(self) -> TargetModel:
         if self.target is None:
