@@ -154,7 +154,7 @@ def test_default_attacks_add_lira_and_rmia_only_where_shadows_can_be_trained(own
     out = tmp_path / "game"
     assert main(["audit", "--max-records", "240", "--fpr", "0.05", "--out", str(out), "--quiet"]) == 0
     game = {m["attack"] for m in json.loads((out / "results.json").read_text())["metrics"]}
-    assert game == score | {"lira", "rmia"}
+    assert game == score | {"lira", "lira_online", "rmia"}
     d, _, _, _ = own_model  # a model file without --recipe: nothing to train shadows from
     assert main(["audit", "--model-file", str(d / "model.joblib"), "--train",
                  str(d / "train.csv"), "--population", str(d / "population.parquet"),
@@ -164,18 +164,25 @@ def test_default_attacks_add_lira_and_rmia_only_where_shadows_can_be_trained(own
 
 
 def test_default_fpr_falls_back_with_a_note_but_an_asked_fpr_is_refused(tmp_path, capsys):
-    # breast cancer: 142 public records, RMIA holds half out: 71 cannot promise 1%
+    # breast cancer with 60 public records: 60 calibration scores cannot promise 1%
     out = tmp_path / "out"
-    code = main(["audit", "--attacks", "loss,rmia", "--n-references", "2", "--quiet",
-                 "--out", str(out)])
+    code = main(["audit", "--attacks", "loss,rmia", "--n-references", "2", "--public-size",
+                 "60", "--quiet", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 0
-    assert "tabmia: note: rmia: 71 calibration records cannot promise fpr=0.01" in err
+    assert ("tabmia: note: rmia: 60 calibration records (the 60 public records, each scored "
+            "by the models that did not train on it) cannot promise fpr=0.01; its threshold "
+            "aims at fpr=0.017") in err
     rows = {r["attack"]: r for r in json.loads((out / "results.json").read_text())["metrics"]}
-    assert rows["rmia"]["fpr_target"] == 0.014 and rows["rmia"]["fpr_requested"] == 0.01
-    assert rows["loss"]["fpr_target"] == 0.01  # 142 public scores resolve 1%
-    code = main(["audit", "--attacks", "rmia", "--n-references", "2", "--fpr", "0.01",
-                 "--quiet", "--out", str(tmp_path / "asked")])
+    assert rows["rmia"]["fpr_target"] == 0.017 and rows["rmia"]["fpr_requested"] == 0.01
+    assert rows["loss"]["fpr_target"] == 0.017
+    code = main(["audit", "--attacks", "rmia", "--n-references", "2", "--public-size", "60",
+                 "--fpr", "0.01", "--quiet", "--out", str(tmp_path / "asked")])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "cannot be promised from 71" in err[0]
+    assert code == 2 and len(err) == 1 and "cannot be promised from 60" in err[0]
     assert not (tmp_path / "asked").exists()
+    # and no fallback beyond MAX_FALLBACK_FPR: 10 records would flag one non-member in 11
+    code = main(["audit", "--attacks", "loss", "--public-size", "10", "--quiet",
+                 "--out", str(tmp_path / "tiny")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and "MAX_FALLBACK_FPR" in err[-1] and not (tmp_path / "tiny").exists()

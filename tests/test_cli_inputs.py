@@ -119,10 +119,10 @@ def _bad(d: Path) -> list[tuple[str, list[str], str]]:
         ("unknown categorical", [*own, *pop, "--categorical", "colour"], "no column 'colour'"),
         # item 3: an --fpr the calibration records cannot promise, refused before training
         ("fpr unresolvable, own model", [*own, *pop, "--public-size", "30", "--fpr", "0.01"],
-         "loss: --fpr 0.01 cannot be promised from 30 calibration records"),
+         "loss: fpr=0.01 cannot be promised from 30 calibration records"),
         ("fpr unresolvable, game", ["--public-size", "50", "--fpr", "0.01", "--attacks",
                                     "lira"],
-         "25 calibration records (held out of the 50 public records)"),
+         "lira: fpr=0.01 cannot be promised from 50 calibration records (the 50 public"),
         # item 4: every flag acts or is refused, naming the mode
         ("seeds with a model file", [*own, *pop, "--seeds", "3"],
          "--seeds applies to the built-in game"),
