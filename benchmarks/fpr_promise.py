@@ -86,6 +86,11 @@ def make_attacks(n_shadow: int, n_reference: int, n_noise: int, n_jobs: int,
         "Quantile": lambda t, s: QuantileAttack(t, cv=2, params=quantile_params, n_jobs=n_jobs,
                                                 random_state=s),
         "LiRA offline": lambda t, s: LiRAAttack(t, n_shadow=n_shadow, random_state=s, **shadows),
+        "LiRA offline 3/4": lambda t, s: LiRAAttack(t, n_shadow=n_shadow, shadow_train_size=0.75,
+                                                    random_state=s, **shadows),
+        "LiRA offline hold-out": lambda t, s: LiRAAttack(t, n_shadow=n_shadow,
+                                                         calibration_share=0.5,
+                                                         random_state=s, **shadows),
         "LiRA online": lambda t, s: LiRAAttack(t, n_shadow=n_shadow, online=True, pkeep=0.25,
                                                random_state=s, **shadows),
         "RMIA": lambda t, s: RMIAAttack(t, n_reference=n_reference, random_state=s, **shadows),
@@ -207,8 +212,12 @@ def markdown(report: dict[str, Any]) -> str:
         f"for `fit`, {cfg['n_fresh']:,} fresh non-members never seen by the target or `fit`. "
         f"{cfg['n_shadow']} LiRA shadows (online: pkeep 0.25, the pool is public + members + "
         f"fresh), {cfg['n_reference']} RMIA / Calibrated references, Merlin {cfg['n_noise']} "
-        "queries (ties='half'). LiRA, RMIA and Calibrated hold out `calibration_share=0.5` of "
-        "the public records for calibration (so their n_cal is half the public records), "
+        "queries (ties='half'). LiRA, RMIA and Calibrated calibrate on every public record, "
+        "each scored by the models that did not train on it, and score each fresh record "
+        "by as many models drawn the same way (docs/calibration.md); their models train on "
+        "half the public records, 'LiRA offline 3/4' on three quarters (each record OUT for a "
+        "quarter of the shadows); 'LiRA offline hold-out' holds `calibration_share=0.5` of "
+        "the public records out of every shadow instead (n_cal is half the public records); "
         "online LiRA calibrates on the pool's public records.",
         "",
         "Delivered FPR (%) on the fresh non-members per seed; band: the beta-binomial range "

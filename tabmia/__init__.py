@@ -9,9 +9,9 @@ runs the membership game; ``tabmia audit`` does it all from the command line.
 imported only where they are used.
 """
 
-from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning
+from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning, PlausibilityWarning
 from tabmia.target import PrecomputedProbabilities, TargetModel, as_target
 
 __version__ = "0.1.0"
 
-__all__ = ["DuplicateRecordsWarning", "TargetModel", "PrecomputedProbabilities", "as_target", "__version__"]
+__all__ = ["DuplicateRecordsWarning", "PlausibilityWarning", "TargetModel", "PrecomputedProbabilities", "as_target", "__version__"]

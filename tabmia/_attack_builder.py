@@ -170,7 +170,7 @@ def settings_not_taken(attacks: dict[str, Any], settings: list[str] | tuple[str,
 
 def unused_settings_note(attacks: dict[str, Any], given: dict[str, str], *,
                          model_takes_device: bool = False) -> str | None:
-    """The ``tabmia: note:`` line naming the runner settings that nothing uses, or None.
+    """The note naming the runner settings that nothing uses, or None.
 
     Parameters
     ----------
@@ -188,5 +188,5 @@ def unused_settings_note(attacks: dict[str, Any], given: dict[str, str], *,
         unused.remove("device")
     if not unused:
         return None
-    return (f"tabmia: note: {', '.join(given[k] for k in unused)}: not used by the chosen "
-            f"attacks ({', '.join(attacks)})" + (" nor by the model" if "device" in unused else ""))
+    return (f"{', '.join(given[k] for k in unused)}: not used by the chosen attacks "
+            f"({', '.join(attacks)})" + (" nor by the model" if "device" in unused else ""))

@@ -4,6 +4,11 @@ Tables have the data sets as rows and the attacks (by spec) as columns, one tabl
 metric; a cell is ``mean ± std`` over seeds, the best per row in bold, ``n/r`` where
 the FPR is below ``1 / n_nonmembers`` (not resolvable with that many non-members) and
 ``n/a`` where the value is undefined (precision when nobody is flagged at that FPR).
+Every table says how its numbers were reached: TPR and precision at an FPR are ROC-curve
+points at an oracle threshold (set with the membership labels), the own-threshold tables
+what each attack flags at the threshold it chose from its public records; precision is
+read against its chance level (the members' share of the candidates), and a ``--quick``
+run lists the settings it changed.
 """
 
 from __future__ import annotations
@@ -27,10 +32,15 @@ __all__ = ["cell_metrics", "summarise", "markdown_report", "write_outputs"]
 
 
 def cell_metrics(cell: dict[str, Any], fprs: tuple[float, ...], *, seed: int) -> dict[str, Any]:
-    """AUC, TPR and precision at each FPR (None where not resolvable), and seconds."""
+    """AUC, TPR and precision at each FPR ("n/r" where not resolvable), TPR and FPR at the
+    attack's own threshold, and seconds."""
     member = np.asarray(cell["member"], bool)
     s = np.asarray(cell["scores"], float)
     out: dict[str, Any] = {"auc": auc(member, s)}
+    threshold = cell.get("threshold")
+    flagged = s >= threshold if threshold is not None else None
+    out["tpr_own"] = float(flagged[member].mean()) if flagged is not None else None
+    out["fpr_own"] = float(flagged[~member].mean()) if flagged is not None else None
     for f in fprs:
         try:
             out[f"tpr@{f:g}"] = tpr_at_fpr(member, s, f)
@@ -58,7 +68,55 @@ def metric_names(fprs: tuple[float, ...]) -> list[tuple[str, str]]:
     names = [("auc", "AUC")]
     for f in fprs:
         names += [(f"tpr@{f:g}", f"TPR at {f:g} FPR"), (f"precision@{f:g}", f"Precision at {f:g} FPR")]
+    names += [("tpr_own", "TPR at each attack's own threshold"),
+              ("fpr_own", "FPR at each attack's own threshold")]
     return names + [("seconds", "Wall time per attack (s, fit + score)")]
+
+
+def metric_note(key: str, payload: dict[str, Any]) -> str:
+    """The sentence under a metric's table: how its numbers were reached."""
+    aim = payload["settings"].get("threshold_fpr")
+    if key.startswith("tpr@"):
+        return ("Oracle threshold: the ROC curve's point at this FPR, its threshold chosen with "
+                "the candidates' membership labels. An upper reference, not what an attacker "
+                "achieves; see the own-threshold tables.")
+    if key.startswith("precision@"):
+        return ("Oracle threshold, as the TPR above. Chance level: an attacker flagging "
+                f"candidates at random reaches the members' share of the candidates: "
+                f"{_chance_text(payload)}.")
+    if key == "tpr_own":
+        return ("What each attack achieves: the share of members flagged at the threshold it "
+                "chose from its public records, without the candidates' membership"
+                + (f", aimed at FPR {aim:g}" if aim else "")
+                + " (or the smallest FPR its calibration records can promise).")
+    if key == "fpr_own":
+        return ("The share of non-member candidates flagged at each attack's own threshold: "
+                "whether the threshold kept the FPR it aimed at. No cell is bold here.")
+    return ""
+
+
+def _chance_level(entry: dict[str, Any]) -> float:
+    n_pos, n_neg = entry["n_members"][0], entry["n_nonmembers"][0]
+    return n_pos / (n_pos + n_neg)
+
+
+def _chance_text(payload: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {_chance_level(entry):.3f}"
+                     for name, entry in payload["datasets"].items()) or "n/a"
+
+
+def quick_changes(attacks: list[str]) -> dict[str, dict[str, str]]:
+    """Per attack spec, the parameters a ``quick`` run sets away from the spec's own."""
+    from tabmia._attack_builder import build_attack
+
+    out = {}
+    for spec in attacks:
+        full = build_attack(spec).get_params(deep=False)
+        fast = build_attack(spec, fast=True).get_params(deep=False)
+        changed = {k: repr(v) for k, v in fast.items() if repr(full.get(k)) != repr(v)}
+        if changed:
+            out[spec] = changed
+    return out
 
 
 def summarise(report: dict[str, Any], fprs: tuple[float, ...]) -> dict[str, Any]:
@@ -102,7 +160,7 @@ def metric_table(summary: dict[str, Any], key: str, attacks: list[str], *,
         stats = {a: s["attacks"][a][key] for a in attacks if a in s["attacks"]}
         means = {a: st["mean"] for a, st in stats.items() if st["mean"] is not None}
         best = None
-        if means:
+        if means and key != "fpr_own":  # an FPR is neither better high nor low
             pick = min if key == "seconds" else max
             # compare at the shown precision, so equal-looking cells are all bold
             best = round(pick(means.values()), digits)
@@ -134,6 +192,7 @@ def dataset_table(summary: dict[str, Any]) -> pd.DataFrame:
         rows.append({
             "data set": name, "resolved": s["resolved"], "source": s["source"],
             "records": size, "members / non-members": f"{s['n_members'][0]:,} / {s['n_nonmembers'][0]:,}",
+            "precision chance level": f"{_chance_level(s):.3f}",
             "target train acc.": _fmt(s["target_accuracy"]["train"]),
             "target held-out acc.": _fmt(s["target_accuracy"]["test"]),
         })
@@ -147,7 +206,7 @@ def _intro(payload: dict[str, Any]) -> list[str]:
         f"split: train_size {st['train_size']}, public_size {st['public_size']} of the rest; "
         f"attack thresholds at FPR {st['threshold_fpr']:g}"
         + (f"; at most {st['max_records']:,} records per data set" if st["max_records"] else "")
-        + ("; **quick** smoke run" if st["quick"] else "") + ".",
+        + "." + _quick_text(payload),
         f"Wall time {payload['wall_seconds']:.0f} s; cells computed {payload['cells']['computed']}, "
         f"reused {payload['cells']['reused']}, failed {payload['cells']['failed']}; "
         f"{payload['machine']['cpu_count']} cores, load average (1 min) "
@@ -160,6 +219,18 @@ def _intro(payload: dict[str, Any]) -> list[str]:
     ]
 
 
+def _quick_text(payload: dict[str, Any]) -> str:
+    st = payload["settings"]
+    if not st["quick"]:
+        return ""
+    changed = "; ".join(f"{spec}: " + ", ".join(f"{k}={v}" for k, v in params.items())
+                        for spec, params in payload.get("quick_changes", {}).items())
+    return (" **Quick smoke run** (`--quick`): 1 seed, at most "
+            f"{st['max_records']:,} records per data set"
+            + (f", and attack settings below their defaults: {changed}" if changed else "")
+            + ". Its numbers do not show the attacks' full strength.")
+
+
 def markdown_report(payload: dict[str, Any], fprs: tuple[float, ...]) -> str:
     """``results.md``: settings, one table per metric, data sets, skipped and failed."""
     summary, attacks = payload["datasets"], payload["settings"]["attacks"]
@@ -168,7 +239,9 @@ def markdown_report(payload: dict[str, Any], fprs: tuple[float, ...]) -> str:
         lines += [line, ""]
     if summary:
         for key, title in metric_names(fprs):
-            lines += [f"## {title}", "", _md_table(metric_table(summary, key, attacks))]
+            note = metric_note(key, payload)
+            lines += [f"## {title}", ""] + ([note, ""] if note else [])
+            lines += [_md_table(metric_table(summary, key, attacks))]
         lines += ["## Data sets and targets", "", _md_table(dataset_table(summary))]
     if payload["skipped"]:
         lines += ["## Skipped data sets", ""]
@@ -207,7 +280,9 @@ def _html_report(payload: dict[str, Any], fprs: tuple[float, ...], pngs: dict[st
         return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _table_html(df))
 
     for key, title in metric_names(fprs):
-        parts.append(f"<h2>{esc(title)}</h2>" + table(metric_table(summary, key, attacks)))
+        note = metric_note(key, payload)
+        parts.append(f"<h2>{esc(title)}</h2>" + (f"<p class='note'>{esc(note)}</p>" if note else "")
+                     + table(metric_table(summary, key, attacks)))
     if summary:
         parts.append("<h2>Data sets and targets</h2>" + _table_html(dataset_table(summary)))
     if pngs:
@@ -265,6 +340,8 @@ def write_outputs(out: Path, report: dict[str, Any], settings: dict[str, Any], *
         "skipped": report["skipped"],
         "failed": report["failed"],
     }
+    if settings.get("quick"):
+        payload["quick_changes"] = quick_changes(settings["attacks"])
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with tempfile.TemporaryDirectory(dir=out, prefix=".partial-") as tmp:

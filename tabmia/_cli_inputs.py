@@ -15,13 +15,36 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.target import plain
+from tabmia.target import n_rows, plain
 
 #: Share of the population that may repeat training records before the audit is
 #: refused as given the wrong file (the training file again, a superset of it).
 MAX_SHARED_FRACTION = 0.5
-#: Suffixes of data files, refused where a model file is expected.
-_DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".json", ".xlsx", ".gz")
+#: Leading bytes of file types, and what they are called in messages.
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"PAR1", "a parquet file"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"\x1f\x8b", "gzip-compressed"),
+    (b"BZh", "bzip2-compressed"),
+    (b"\xfd7zXZ\x00", "xz-compressed"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+    (b"\x80", "a pickle"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"\x7fELF", "an executable"),
+    (b"\x89HDF", "an HDF5 file"),
+    (b"\x93NUMPY", "a numpy .npy file"),
+    (b"\xff\xfe", "UTF-16 text"),
+    (b"\xfe\xff", "UTF-16 text"),
+)
+#: pandas' name of each compression sniff() recognises
+_COMPRESSION = {"gzip-compressed": "gzip", "bzip2-compressed": "bz2", "xz-compressed": "xz",
+                "zstd-compressed": "zstd", "a zip archive": "zip"}
+# a text file's first line holding one of these is a table, not a protocol-0 pickle
+_SEPARATORS = (",", ";", "\t")
 
 
 class UsageError(Exception):
@@ -34,22 +57,64 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+# ------------------------------------------------------------------ content
+def sniff(path: Path) -> str:
+    """What a file is by its first bytes: a name from ``_MAGIC``, ``"text"`` or
+    ``"a binary file"``."""
+    with open(path, "rb") as fh:
+        head = fh.read(8192)
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    return "a binary file" if b"\x00" in head else "text"
+
+
+def _is_table_text(path: Path, kind: str) -> bool:
+    """A text file (compressed or not) whose first line is split by a separator."""
+    opener = {"gzip-compressed": "gzip", "bzip2-compressed": "bz2", "xz-compressed": "lzma"}
+    try:
+        if kind == "text":
+            head = path.read_bytes()[:4096]
+        elif kind in opener:
+            import importlib
+
+            with importlib.import_module(opener[kind]).open(path, "rb") as fh:
+                head = fh.read(4096)
+        else:
+            return False
+    except (OSError, EOFError, ValueError):
+        return False
+    if b"\x00" in head or head.startswith(b"\x80"):
+        return False
+    first = head.decode("latin-1").splitlines()[0] if head.strip() else ""
+    return any(sep in first for sep in _SEPARATORS)
+
+
 # ------------------------------------------------------------------ tables
 def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | None = None) -> Any:
     """A CSV (``sep``, ``encoding``) or parquet file as a DataFrame, with unique columns."""
     if not path.is_file():
         raise UsageError(f"{flag} {path}: {'a folder' if path.is_dir() else 'no such file'}")
+    kind = sniff(path)
+    if kind == "UTF-16 text" and not encoding.lower().replace("-", "").startswith("utf16"):
+        raise UsageError(f"{flag} {path}: UTF-16 text; pass --encoding utf-16")
+    if kind not in ("text", "a parquet file", "UTF-16 text", *_COMPRESSION):
+        raise UsageError(f"{flag} {path}: {kind}, not a CSV or parquet table")
+    parquet = kind == "a parquet file"
+    if path.suffix.lower() in (".parquet", ".pq") and not parquet:
+        raise UsageError(f"{flag} {path}: named parquet but {kind}, not a parquet file")
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if parquet:  # by content: a parquet file under another name reads as parquet
             df = pd.read_parquet(path)
         else:
             sep = "," if sep is None else sep
-            header = pd.read_csv(path, header=None, nrows=1, sep=sep, encoding=encoding)
+            read = {"sep": sep, "encoding": encoding, "compression": _COMPRESSION.get(kind)}
+            header = pd.read_csv(path, header=None, nrows=1, **read)
             names = [str(v) for v in header.iloc[0]] if len(header) else []
             dups = sorted({n for n in names if names.count(n) > 1})
             if dups:
                 raise UsageError(f"{flag} {path}: duplicate column names {dups[:10]}")
-            df = pd.read_csv(path, sep=sep, encoding=encoding)
+            df = pd.read_csv(path, **read)
     except UsageError:
         raise
     except ImportError as exc:
@@ -71,6 +136,43 @@ def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | Non
     return df
 
 
+def read_probabilities(
+    train_proba: Path, population_proba: Path, X_train: Any, y_train: Any, X_population: Any,
+    y_population: Any, **read: Any,
+) -> Any:
+    """A target of precomputed probabilities, one CSV column per class named by its label.
+
+    The two files may order the class columns differently: they are matched by name.
+    """
+    from tabmia.target import PrecomputedProbabilities, TargetModel
+
+    p_tr = read_table(train_proba, "--train-proba", **read)
+    p_pop = read_table(population_proba, "--population-proba", **read)
+    names_tr, names_pop = [str(c) for c in p_tr.columns], [str(c) for c in p_pop.columns]
+    if sorted(names_tr) != sorted(names_pop):
+        raise UsageError(f"--train-proba columns {names_tr[:10]} and --population-proba "
+                         f"columns {names_pop[:10]} name different classes")
+    p_pop.columns = names_pop
+    p_pop = p_pop[names_tr]  # the same class order in both
+    if len(p_tr) != n_rows(X_train) or len(p_pop) != n_rows(X_population):
+        raise UsageError(f"each --*-proba file needs one row per record of its data file "
+                         f"(--train-proba {len(p_tr)} rows for {n_rows(X_train)} records, "
+                         f"--population-proba {len(p_pop)} for {n_rows(X_population)})")
+    labels = pd.unique(pd.Series(np.r_[np.asarray(y_train, dtype=object),
+                                       np.asarray(y_population, dtype=object)]))
+    by_text = {str(v): v for v in labels}
+    if not all(c in by_text for c in names_tr):
+        raise UsageError(f"--*-proba columns {names_tr[:10]} must be the class labels "
+                         f"{list(by_text)[:10]}")
+    classes = np.array([by_text[c] for c in names_tr])
+    X_all = pd.concat([X_train, X_population], ignore_index=True)
+    try:
+        proba = np.vstack([p_tr.to_numpy(float), p_pop.to_numpy(float)])
+        return TargetModel(PrecomputedProbabilities(X_all, proba), classes=classes)
+    except ValueError as exc:
+        raise UsageError(f"--*-proba: {first_line(exc)}") from exc
+
+
 def split_label(df: Any, label: str, flag: str) -> tuple[Any, Any]:
     """Features and label column; refuses a missing column or missing labels."""
     if label not in df.columns:
@@ -90,35 +192,26 @@ def split_label(df: Any, label: str, flag: str) -> tuple[Any, Any]:
 
 # ------------------------------------------------------------------ models
 def load_model(path: Path, trust_types: bool, flag: str = "--model-file") -> Any:
-    """A fitted model from a joblib / pickle or ``.skops`` file."""
+    """A fitted model from a joblib / pickle or ``.skops`` file, recognised by content."""
     if path.is_dir():
         raise UsageError(f"{flag} {path}: a folder, not a model file")
     if not path.is_file():
         raise UsageError(f"{flag} {path}: no such file")
-    suffixes = "".join(path.suffixes).lower()
-    if path.suffix.lower() in _DATA_SUFFIXES or suffixes.endswith((".csv.gz", ".tsv.gz")):
-        raise UsageError(
-            f"{flag} {path}: a data file, not a model: give the fitted model saved with "
-            "joblib.dump / pickle.dump (.joblib, .pkl) or skops (.skops)"
-        )
-    if path.suffix.lower() == ".skops":
-        try:
-            import skops.io as sio
-        except ImportError as exc:
-            raise UsageError(f"{flag}: .skops files need skops (pip install skops)") from exc
-        try:
-            untrusted = sio.get_untrusted_types(file=path)
-            if untrusted and not trust_types:
-                raise UsageError(
-                    f"{flag} {path}: it contains types skops does not trust by default "
-                    f"({', '.join(untrusted[:5])}{' ...' if len(untrusted) > 5 else ''}); "
-                    "check them and pass --trust-types"
-                )
-            return sio.load(path, trusted=untrusted)
-        except UsageError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            raise UsageError(f"{flag} {path}: not a readable .skops file ({first_line(exc)})") from exc
+    kind = sniff(path)
+    save_hint = ("give the fitted model saved with joblib.dump / pickle.dump (.joblib, .pkl) "
+                 "or skops (.skops)")
+    if _is_table_text(path, kind):
+        what = "a CSV / text table" if kind == "text" else f"a {kind} CSV / text table"
+        raise UsageError(f"{flag} {path}: {what} (a data file), not a model: {save_hint}")
+    if kind in ("a PNG image", "a JPEG image", "a GIF image", "a PDF document",
+                "a parquet file", "an SQLite database", "an executable", "an HDF5 file",
+                "a numpy .npy file", "UTF-16 text"):
+        raise UsageError(f"{flag} {path}: {kind}, not a model: {save_hint}")
+    if path.suffix.lower() == ".skops" or (kind == "a zip archive" and _is_skops(path)):
+        return _load_skops(path, trust_types, flag)
+    if kind == "a zip archive":
+        raise UsageError(f"{flag} {path}: a zip archive (a torch checkpoint?), not a model "
+                         f"tabmia reads: {save_hint}")
     warnings.warn(
         f"loading {path} runs any code the file contains (pickle/joblib): only audit files "
         "you trust", UserWarning, stacklevel=3,
@@ -127,15 +220,81 @@ def load_model(path: Path, trust_types: bool, flag: str = "--model-file") -> Any
 
     try:
         return joblib.load(path)
-    except ModuleNotFoundError as exc:
-        raise UsageError(
-            f"{flag} {path}: the model needs the package {exc.name!r}, not installed here"
-        ) from exc
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"{flag} {path}: {_unimportable(exc)}") from exc
     except Exception as exc:  # noqa: BLE001 - garbage, truncated or foreign files
+        what = "a text file" if kind == "text" else "not"
         raise UsageError(
-            f"{flag} {path}: not a joblib or pickle file of a model "
-            f"({type(exc).__name__}: {first_line(exc)})"
+            f"{flag} {path}: {what} a joblib or pickle file of a model "
+            f"({type(exc).__name__}: {first_line(exc)}); {save_hint}"
         ) from exc
+
+
+def _is_skops(path: Path) -> bool:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "schema.json" in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def _load_skops(path: Path, trust_types: bool, flag: str) -> Any:
+    try:
+        import skops.io as sio
+    except ImportError as exc:
+        raise UsageError(f"{flag}: .skops files need skops (pip install skops)") from exc
+    try:
+        untrusted = sio.get_untrusted_types(file=path)
+        if untrusted and not trust_types:
+            raise UsageError(
+                f"{flag} {path}: it contains types skops does not trust by default "
+                f"({', '.join(untrusted[:5])}{' ...' if len(untrusted) > 5 else ''}); "
+                "check them and pass --trust-types"
+            )
+        return sio.load(path, trusted=untrusted)
+    except UsageError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise UsageError(f"{flag} {path}: not a readable .skops file ({first_line(exc)})") from exc
+
+
+def _unimportable(exc: BaseException) -> str:
+    """Which class the pickle names that cannot be imported here, and how to fix that."""
+    module, name = _missing_global(exc)
+    if module is None:
+        return f"cannot load it ({type(exc).__name__}: {first_line(exc)})"
+    top = module.split(".")[0]
+    what = f"class {name} from module {module!r}" if name else f"module {module!r}"
+    if module == "__main__":
+        return (f"the model's class {name} was defined in the script that saved it "
+                "(__main__), so it cannot be loaded anywhere else: move it into a module "
+                f"(e.g. my_models.py), import {name} from there, save the model again, and "
+                "run tabmia with that module's folder on PYTHONPATH")
+    if isinstance(exc, ImportError):
+        return (f"the model needs {what}, which is not importable here: install the package "
+                f"that provides it (pip install ...; for a module of your own, put the folder "
+                f"holding {top}.py or {top}/ on PYTHONPATH)")
+    return (f"the model needs {what}, but that module has no {name!r} here (another "
+            f"version of {top}?): install the version the model was saved with")
+
+
+def _missing_global(exc: BaseException) -> tuple[str | None, str | None]:
+    """``(module, name)`` the unpickler was looking up when ``exc`` was raised."""
+    import re
+
+    tb = exc.__traceback__
+    while tb is not None:  # joblib unpickles in Python: find_class's frame has both
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "find_class" and "module" in frame.f_locals:
+            return str(frame.f_locals["module"]), str(frame.f_locals.get("name") or "") or None
+        tb = tb.tb_next
+    found = re.search(r"attribute '([^']+)' on <module '([^']+)'", str(exc))
+    if found:
+        return found.group(2), found.group(1)
+    name = getattr(exc, "name", None)
+    return (str(name), None) if name else (None, None)
 
 
 # ----------------------------------------------------------------- outputs

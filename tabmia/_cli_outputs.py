@@ -1,4 +1,4 @@
-"""``tabmia audit``'s output: the warnings it turns into notes and the files it writes.
+"""``tabmia audit``'s output: its warnings as one-line messages, and the files it writes.
 
 Every file goes into a temporary folder inside ``--out`` first and moves in only
 once all were written, so a failed run leaves nothing behind.
@@ -18,36 +18,102 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tabmia.exceptions import FPRFallbackWarning
+from tabmia.exceptions import RunNote
 
-__all__ = ["fpr_fallback_notes", "write_outputs"]
+__all__ = ["fpr_fallback_notes", "one_line_warnings", "recorded_warnings", "shown",
+           "write_outputs"]
 
 
 @contextlib.contextmanager
-def fpr_fallback_notes() -> Iterator[list[str]]:
-    """Collect the FPR fallbacks of the run inside as notes, printed once each on stderr.
+def one_line_warnings() -> Iterator[None]:
+    """Show every warning raised inside as one ``tabmia: warning: ...`` line, once.
 
-    Yields the list the notes go into (filled when the block ends, also when it raises);
-    every other warning raised inside is re-issued unchanged.
+    tabmia's own warnings (its categories, or raised from its code) read as such; a
+    run note (an FPR fallback, shadows smaller than the target) is a ``tabmia: note:``;
+    another library's warning names its category
+    and package. Never Python's format with a line of source code.
     """
-    notes: list[str] = []
+    shown: set[str] = set()
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: Any = None) -> None:
+        text = " ".join(str(message).split())
+        if not _is_own(category, filename):
+            text = f"{category.__name__} from {_package_of(filename)}: {text}"
+        kind = "note" if issubclass(category, RunNote) else "warning"
+        if text not in shown:
+            shown.add(text)
+            print(f"tabmia: {kind}: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
+@contextlib.contextmanager
+def recorded_warnings(*categories: type[Warning]) -> Iterator[list[str]]:
+    """Messages of the warnings of ``categories`` raised inside, each once, in order.
+
+    Each is shown at once through the ``warnings.showwarning`` in force outside (under
+    :func:`one_line_warnings`: a ``tabmia:`` line), repeats are dropped: a warning that
+    every attack raises is reported once per audit.
+    """
+    messages: list[str] = []
+    outer = warnings.showwarning
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: Any = None) -> None:
+        if issubclass(category, categories):
+            text = str(message)
+            if text in messages:
+                return
+            messages.append(text)
+        outer(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        for category in categories:
+            warnings.simplefilter("always", category)  # the repeats are dropped here
+        warnings.showwarning = show
+        yield messages
+
+
+def fpr_fallback_notes() -> contextlib.AbstractContextManager[list[str]]:
+    """The run notes inside (FPR fallbacks, shadows smaller than the target), shown once
+    each as they happen."""
+    return recorded_warnings(RunNote)
+
+
+def shown(value: Any) -> Any:
+    """A context value as the header and the HTML report show it (lists joined)."""
+    return "; ".join(map(str, value)) if isinstance(value, list) else value
+
+
+def _is_own(category: type[Warning], filename: str) -> bool:
+    if category.__module__.split(".")[0] == "tabmia":
+        return True
+    package = Path(__file__).resolve().parent
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", FPRFallbackWarning)
-            yield notes
-    finally:
-        for w in caught:
-            if not issubclass(w.category, FPRFallbackWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            elif str(w.message) not in notes:
-                notes.append(str(w.message))
-        for note in notes:
-            print(f"tabmia: note: {note}", file=sys.stderr)
+        return Path(filename).resolve().is_relative_to(package)
+    except (OSError, ValueError):
+        return False
+
+
+def _package_of(filename: str) -> str:
+    """The top-level package a source file belongs to (its name, else the file's stem)."""
+    parts = Path(filename).parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts and parts.index(marker) + 1 < len(parts):
+            return Path(parts[parts.index(marker) + 1]).stem
+    return Path(filename).stem
 
 
 def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[str, Any],
-                   records: Any, elapsed: float, verdict: list[str] | None = None) -> None:
-    """Write every file into a temporary folder, then move them into --out together."""
+                   records: Any, elapsed: float, verdict: list[str] | None = None,
+                   gate: Any = None) -> None:
+    """Write every file into a temporary folder, then move them into --out together.
+
+    ``gate`` (a :class:`tabmia.gate.GateResult`) goes into results.json (``gate``),
+    results.md and report.html."""
     import datetime
 
     import tabmia
@@ -57,6 +123,8 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
     # the process's command line, with the entry point (console script or cli.py) as `tabmia`
     command = getattr(args, "command_line", None) or "tabmia " + shlex.join(sys.argv[1:])
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if gate is not None:
+        md += "\n## Privacy gate\n\n" + "".join(f"- {line}\n" for line in gate.lines())
     md += f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".partial-") as tmp:
@@ -69,6 +137,7 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
             "context": context,
             "seconds": elapsed,
             "verdict": verdict,
+            "gate": None if gate is None else gate.to_dict(),
             "target_accuracy": (result.target_accuracy.to_dict(orient="records")
                                 if result.target_accuracy is not None else None),
             # what each attack flags at its own threshold, per seed (the attacker's result)
@@ -81,10 +150,12 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
         plot_roc(result.scores, tmp_path / "roc.png",
                  title="ROC (log-log)" + (f", seed 0 of {args.seeds}" if args.seeds > 1 else ""))
         write_html_report(
-            result, tmp_path / "report.html", context=context, epsilon=args.epsilon,
+            result, tmp_path / "report.html",
+            context={k: shown(v) for k, v in context.items()}, epsilon=args.epsilon,
             delta=args.delta, fprs=args.fprs, gammas=args.gammas, top_k=args.top_k,
             records=records, show_records=args.show_records, command=command,
             version=tabmia.__version__, date=date,
+            gate=None if gate is None else gate.lines(),
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)

@@ -9,12 +9,18 @@ prints the results table and hands the files to :mod:`tabmia._cli_outputs`.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
+from tabmia._cli_checks import (
+    check_attack_flags,
+    check_mode,
+    check_model_counts,
+    check_recipe_matches,
+    more_records_hint,
+)
 from tabmia._cli_inputs import (
     UsageError,
     apply_categories,
@@ -24,10 +30,12 @@ from tabmia._cli_inputs import (
     check_size,
     first_line,
     load_model,
+    read_probabilities,
     read_table,
     split_label,
 )
-from tabmia._cli_outputs import fpr_fallback_notes, write_outputs
+from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
+from tabmia._cli_outputs import fpr_fallback_notes, recorded_warnings, shown, write_outputs
 
 __all__ = ["DEFAULT_ATTACKS", "SCORE_ATTACKS", "run_audit"]
 
@@ -35,8 +43,11 @@ __all__ = ["DEFAULT_ATTACKS", "SCORE_ATTACKS", "run_audit"]
 #: probabilities, or a model file given without ``--recipe``).
 SCORE_ATTACKS = "loss,loss_class,confidence,entropy,modified_entropy"
 #: Default where shadow / reference models can be trained (the built-in game, or
-#: ``--recipe``): the score attacks plus LiRA and RMIA, the strongest at low FPR.
-DEFAULT_ATTACKS = SCORE_ATTACKS + ",lira,rmia"
+#: ``--recipe``): the score attacks plus offline and online LiRA and RMIA, the strongest
+#: at low FPR. Online LiRA's FPR promise needs known non-members inside its pool: the
+#: audit has them in both modes (the attacker's public part of the data set or of
+#: ``--population``).
+DEFAULT_ATTACKS = SCORE_ATTACKS + ",lira,lira_online,rmia"
 # attack parameters that take the unfitted training recipe
 _RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
 
@@ -69,10 +80,13 @@ def _resolve_device(args: argparse.Namespace) -> None:
     """Check ``--device``; CUDA on a machine without a GPU becomes the CPU, said once.
 
     Sets ``args.device`` (what every model and attack gets) and ``args.device_given``
-    (a device request that is still in force, for the unused-settings note).
+    (a device request still in force, for :func:`_note_device_not_used`). The note is a
+    :class:`~tabmia.exceptions.RunNote`: one ``tabmia: note:`` line, kept in
+    ``results.json``.
     """
     from tabmia._device import resolve_device_name
     from tabmia.backends import gpu_present
+    from tabmia.exceptions import RunNote
 
     requested = str(args.device)
     try:
@@ -81,25 +95,26 @@ def _resolve_device(args: argparse.Namespace) -> None:
         raise UsageError(f"--device: {exc}") from exc
     args.device_given = requested != "auto"
     if requested.startswith("cuda") and not gpu_present():
-        print(f"tabmia: note: --device {requested}: no GPU is present (none seen by torch, "
-              "CatBoost or nvidia-smi); training and scoring run on the CPU", file=sys.stderr)
+        warnings.warn(f"--device {requested}: no GPU is present (none seen by torch, CatBoost "
+                      "or nvidia-smi); training and scoring run on the CPU", RunNote,
+                      stacklevel=2)
         args.device, args.device_given = "cpu", False
 
 
-def _note_settings_not_used(args: argparse.Namespace, attacks: dict[str, Any],
-                            device_taken: bool) -> None:
-    """One ``tabmia: note:`` line naming the runner settings nothing here uses."""
+def _note_device_not_used(args: argparse.Namespace, attacks: dict[str, Any],
+                          device_taken: bool) -> None:
+    """A ``tabmia: note:`` when ``--device`` reaches nothing: neither the model (nor so its
+    shadow / reference models: ``device_taken``) nor an attack. (An attack flag no attack
+    takes is refused instead: :func:`tabmia._cli_checks.check_attack_flags`.)"""
     from tabmia._attack_builder import unused_settings_note
+    from tabmia.exceptions import RunNote
 
-    flags = {"n_jobs": (args.n_jobs is not None, f"--n-jobs {args.n_jobs}"),
-             "n_shadow": (args.n_shadow != 16, f"--n-shadow {args.n_shadow}"),
-             "n_reference": (args.n_references != 4, f"--n-references {args.n_references}"),
-             "cache_dir": (args.cache_dir is not None, f"--cache-dir {args.cache_dir}"),
-             "device": (getattr(args, "device_given", False), f"--device {args.device}")}
-    note = unused_settings_note(attacks, {k: text for k, (on, text) in flags.items() if on},
+    if not getattr(args, "device_given", False):
+        return
+    note = unused_settings_note(attacks, {"device": f"--device {args.device}"},
                                 model_takes_device=device_taken)
     if note is not None:
-        print(note, file=sys.stderr)
+        warnings.warn(note, RunNote, stacklevel=2)
 
 
 def _make_attacks(
@@ -135,7 +150,8 @@ def _make_attacks(
             "training recipe with --recipe (a preset name or a joblib file of the unfitted "
             "estimator)"
         )
-    _note_settings_not_used(args, out, device_taken)
+    check_attack_flags(args, out)
+    _note_device_not_used(args, out, device_taken)
     return out
 
 
@@ -183,6 +199,7 @@ def _check_args(args: argparse.Namespace) -> None:
             raise UsageError("give either --model-file or the --*-proba files, not both")
         if any(probas) and not all(probas):
             raise UsageError("--train-proba and --population-proba go together")
+    check_mode(args)
 
 
 # ---------------------------------------------------------------------- runs
@@ -209,8 +226,8 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             idx = np.sort(rng.choice(n_rows(X), args.max_records, replace=False))
             X, y = take_rows(X, idx), y[idx]
     try:  # the sizes against this data set, before anything trains
-        split_membership(n_rows(X), train_size=args.train_size, public_size=args.public_size,
-                         prior=args.prior, random_state=0)
+        sizes = split_membership(n_rows(X), train_size=args.train_size,
+                                 public_size=args.public_size, prior=args.prior, random_state=0)
     except ValueError as exc:
         message = first_line(exc)
         for name in ("train_size", "public_size", "prior"):
@@ -220,9 +237,10 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         model = _set_threads(make_model(args.model, X, device=args.device), args.threads)
     except ValueError as exc:  # e.g. the mlp recipe without torch
         raise UsageError(f"--model {args.model}: {exc}") from exc
+    attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
+    check_model_counts(args, attacks, len(sizes.public))
     experiment = MembershipExperiment(
-        model, _make_attacks(args, recipe=None, device_taken=_takes_device(model)),
-        train_size=args.train_size,
+        model, attacks, train_size=args.train_size,
         public_size=args.public_size, prior=args.prior, n_repeats=args.seeds, fprs=args.fprs,
         gammas=args.gammas, random_state=args.random_state, verbose=not args.quiet,
         fpr_fallback=not args.fpr_given,
@@ -246,11 +264,12 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 
 def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
-    import numpy as np
 
     from tabmia.audit import audit_model
-    from tabmia.exceptions import DuplicateRecordsWarning
-    from tabmia.target import PrecomputedProbabilities, TargetModel
+    from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
+    from tabmia.metrics import check_audit_size
+    from tabmia.plausibility import check_inputs
+    from tabmia.target import TargetModel
 
     read = {"encoding": args.encoding, "sep": args.sep}
     X_tr, y_tr = split_label(read_table(args.train, "--train", **read), args.label, "--train")
@@ -263,9 +282,13 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     if len(X_pop) < 2:
         raise UsageError(f"--population has {len(X_pop)} record; it needs at least 2 (half "
                          "become the attacker's data, half the non-member candidates)")
+    public_fraction = _public_fraction(args.public_size, len(X_pop))
+    n_public = int(round(public_fraction * len(X_pop)))  # as audit_model splits
+    check_audit_size(min(len(X_tr), args.max_members or len(X_tr)), len(X_pop) - n_public)
     shared_note = check_shared(X_tr, y_tr, X_pop, y_pop)
     if args.model_file is not None:
         model = load_model(args.model_file, args.trust_types)
+        check_recipe_matches(model, args.recipe, args.model_file, args.force)
         X_tr, X_pop = apply_categories(model, [X_tr, X_pop], list(args.categorical),
                                        ["--train", "--population"])
         try:
@@ -273,22 +296,8 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         except (TypeError, ValueError) as exc:
             raise UsageError(f"--model-file {args.model_file}: {exc}") from exc
     else:
-        p_tr = read_table(args.train_proba, "--train-proba", **read)
-        p_pop = read_table(args.population_proba, "--population-proba", **read)
-        if list(p_tr.columns) != list(p_pop.columns):
-            raise UsageError("--train-proba and --population-proba have different columns")
-        if len(p_tr) != len(X_tr) or len(p_pop) != len(X_pop):
-            raise UsageError("each --*-proba file needs one row per record of its data file")
-        labels = np.unique(np.r_[y_tr, y_pop])
-        classes = _proba_classes(list(p_tr.columns), labels)
-        import pandas as pd
-
-        X_all = pd.concat([X_tr, X_pop], ignore_index=True)
-        proba = np.vstack([p_tr.to_numpy(float), p_pop.to_numpy(float)])
-        try:
-            target = TargetModel(PrecomputedProbabilities(X_all, proba), classes=classes)
-        except ValueError as exc:
-            raise UsageError(f"--*-proba: {exc}") from exc
+        target = read_probabilities(args.train_proba, args.population_proba, X_tr, y_tr,
+                                    X_pop, y_pop, **read)
     for flag, y in (("--train", y_tr), ("--population", y_pop)):
         try:  # apart: np.r_ of int and str labels would turn them all into text
             target.encode_labels(y, name=f"{flag}: label column {args.label!r}")
@@ -308,14 +317,26 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     if perturbing and args.model_file is None:
         raise UsageError(f"--attacks {','.join(perturbing)} query perturbed records: they need "
                          "--model-file, not precomputed probabilities")
+    check_model_counts(args, attacks, n_public)
     if shared_note is not None:
-        print(f"tabmia: warning: {shared_note}", file=sys.stderr)
+        warnings.warn(shared_note, DuplicateRecordsWarning, stacklevel=1)
+    try:  # every record scored once: a model that fails on some, or implausible inputs
+        findings = check_inputs(target, X_tr, y_tr, X_pop, y_pop, random_state=args.random_state)
+    except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
+        where = args.model_file or "--train-proba / --population-proba"
+        raise UsageError(f"{where}: cannot score the --train and --population records: "
+                         f"{first_line(exc)}" + _categorical_hint(exc)) from exc
+    for finding in findings:
+        warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
     with _thread_limits(args), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DuplicateRecordsWarning)  # reported just above
+        # reported just above; the attacks' plausibility is checked by run_audit
+        warnings.simplefilter("ignore", DuplicateRecordsWarning)
+        warnings.simplefilter("ignore", PlausibilityWarning)
         result = audit_model(
             target, X_tr, y_tr, X_pop, y_pop, attacks, max_members=args.max_members,
             fprs=args.fprs, gammas=args.gammas, random_state=args.random_state,
             verbose=not args.quiet, fpr_fallback=not args.fpr_given,
+            public_fraction=public_fraction,
         )
     split = result.splits[0]
     context = {
@@ -323,9 +344,17 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         "members scored": len(split.members), "non-member candidates": len(split.nonmembers),
         "attacker public records": len(split.public), **_cache_context(args, result),
     }
-    if shared_note is not None:
-        context["warning"] = shared_note
     return result, context, X_tr.reset_index(drop=True)
+
+
+def _public_fraction(public_size: float | int, n_population: int) -> float:
+    """``--public-size`` (a fraction, or a count of --population records) as a fraction."""
+    if isinstance(public_size, float):
+        return public_size
+    if public_size >= n_population:
+        raise UsageError(f"--public-size {public_size} leaves none of the {n_population} "
+                         "--population records as non-member candidates")
+    return public_size / n_population
 
 
 def _categorical_hint(exc: BaseException) -> str:
@@ -377,52 +406,55 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
     return {"shadow models trained": trained, "shadow models from --cache-dir": total - trained}
 
 
-def _proba_classes(columns: list[str], labels: Any) -> Any:
-    import numpy as np
-
-    by_text = {str(v): v for v in labels}
-    if not all(c in by_text for c in columns):
-        raise UsageError(
-            f"--*-proba columns {columns[:10]} must be the class labels {list(by_text)[:10]}"
-        )
-    return np.array([by_text[c] for c in columns])
-
-
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
+    from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
     from tabmia.metrics import AuditTooSmallError, UnresolvableFPRError
+    from tabmia.plausibility import check_attack_scores
     from tabmia.report import markdown_table, results_table
-    from tabmia.report.verdict import verdict_lines
+    from tabmia.report.verdict import shadow_recipe, verdict_lines
 
     _check_args(args)
-    _resolve_device(args)
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
+    aim_at_gate_fpr(args)
     t0 = time.perf_counter()
     try:
-        with fpr_fallback_notes() as fallbacks:
+        with fpr_fallback_notes() as fallbacks, recorded_warnings(
+                PlausibilityWarning, DuplicateRecordsWarning) as warned:
+            _resolve_device(args)
             if args.train is not None:
                 result, context, records = _own_model(args)
             else:
                 result, context, records = _built_in_game(args)
-    except UnresolvableFPRError as exc:
-        raise UsageError(f"{str(exc).splitlines()[0]} (raise --fpr or give more records)") from exc
+            for finding in check_attack_scores(result.scores):
+                warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
+    except UnresolvableFPRError as exc:  # raised by an attack's fit before it trains
+        what = f"{exc.attack}: {exc.reason}" if exc.attack and exc.reason else first_line(exc)
+        raise UsageError(f"{what}; {more_records_hint(args)}") from exc
     except AuditTooSmallError as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
     elapsed = time.perf_counter() - t0
     if args.train is not None and "data" not in context:
         context = {"data": str(args.train), **context}
     if fallbacks:
-        context["FPR not promisable"] = "; ".join(fallbacks)
+        context["notes"] = list(fallbacks)
+    if warned:
+        context["warnings"] = warned
+    recipe = shadow_recipe(result)  # the class shadow models were trained as
+    if recipe is not None:
+        context["shadow recipe"] = (f"the target's own recipe ({args.model})" if args.train is None
+                                    else f"--recipe {args.recipe}: {recipe}")
     result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
-    header = "tabmia audit: " + "; ".join(f"{k}: {v}" for k, v in context.items()) + "\n"
+    header = "tabmia audit: " + "; ".join(f"{k}: {shown(v)}" for k, v in context.items()) + "\n"
     verdict = verdict_lines(result, context=context, gammas=args.gammas, epsilon=args.epsilon,
                             delta=args.delta)
     md = (header + "\n## Verdict\n\n" + "".join(f"- {line}\n" for line in verdict)
           + "\n## Attacks\n\n" + markdown_table(table))
     print(md)
-    write_outputs(args, result, md, context, records, elapsed, verdict)
+    gate = evaluate_cli_gate(args, result)
+    write_outputs(args, result, md, context, records, elapsed, verdict, gate=gate)
     print(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, roc.png "
           f"({elapsed:.1f} s)")
-    return 0
+    return report_gate(gate)

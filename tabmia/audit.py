@@ -16,9 +16,10 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from tabmia._records import shared_mask
-from tabmia.exceptions import DuplicateRecordsWarning
+from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
 from tabmia.experiment import ExperimentResult, MembershipSplit, run_attacks
 from tabmia.metrics import check_audit_size
+from tabmia.plausibility import check_attack_scores, check_inputs
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = ["audit_model"]
@@ -64,6 +65,10 @@ def audit_model(
         smallest FPR they can promise instead of raising (see
         :func:`tabmia.experiment.run_attacks`).
 
+    Shadow and reference models are trained on as many records as the model was (the
+    size of ``X_train``), as far as the public records allow (see
+    :func:`tabmia.experiment.run_attacks`).
+
     Raises
     ------
     tabmia.metrics.AuditTooSmallError
@@ -74,6 +79,11 @@ def audit_model(
     -----
     DuplicateRecordsWarning
         When training records (features and label) also appear in the population.
+    PlausibilityWarning
+        When the inputs or results look like no honest audit's: the model fits its
+        training records worse than the population's, the label distributions differ
+        beyond chance, the outputs are one-hot, or an attack's AUC is below 0.5 beyond
+        chance (:mod:`tabmia.plausibility`).
 
     Returns
     -------
@@ -116,13 +126,17 @@ def audit_model(
     if max_members is not None and members.size > max_members:
         members = np.sort(rng.choice(members, max_members, replace=False))
     check_audit_size(members.size, nonmembers.size)
+    # -- plausibility of the inputs, before any attack (tabmia.plausibility) ---------
+    for finding in check_inputs(target, X_train, y_train, X_population, y_population):
+        warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
+    # ----------------------------------------------------------------------------------
     X_pub, y_pub = take_rows(X_population, public), y_population[public]
     X_cand = concat_rows([take_rows(X_train, members), take_rows(X_population, nonmembers)])
     y_cand = np.r_[y_train[members], y_population[nonmembers]]
     member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
     frames, rows, fitted = run_attacks(
         target, attacks, X_pub, y_pub, X_cand, y_cand, member, seed=seed, fprs=fprs,
-        gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback,
+        gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback, train_size=n_rows(X_train),
         extra_columns={"record": np.r_[members, nonmembers],
                        "source": np.where(member, "train", "population")},
     )
@@ -130,6 +144,10 @@ def audit_model(
         row["repeat"] = 0
     for frame in frames:
         frame.insert(0, "repeat", 0)
+    # -- plausibility of the results: an AUC below chance (tabmia.plausibility) -------
+    for finding in check_attack_scores(pd.concat(frames, ignore_index=True)):
+        warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
+    # ----------------------------------------------------------------------------------
     split = MembershipSplit(train=members, members=members, nonmembers=nonmembers, public=public)
     accuracy = pd.DataFrame([{
         "repeat": 0,

@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from tabmia.exceptions import FPRFallbackWarning
+from tabmia.exceptions import RunNote
 
 __all__ = ["BenchmarkResult", "run_benchmark", "QUICK_MAX_RECORDS", "DEFAULT_ATTACKS"]
 
 #: Attacks run when none are named.
-DEFAULT_ATTACKS = ("loss", "quantile", "lira", "rmia")
+DEFAULT_ATTACKS = ("loss", "quantile", "lira", "lira_online", "rmia")
 #: Records a ``quick`` run subsamples each data set to.
 QUICK_MAX_RECORDS = 500
 # bump when a cell's content or meaning changes, so old cells are not mistaken for new
-_CELL_FORMAT = 1
+_CELL_FORMAT = 2
 # attack parameters that change neither the scores nor the threshold
 _NEUTRAL_PARAMS = {"target", "n_jobs", "verbose", "cache_dir", "device", "random_state"}
 # parameters that only add models to a shadow population (the cache tops it up)
@@ -371,30 +371,34 @@ def run_benchmark(
 
 
 def _runner_device(device: str) -> str:
-    """``device`` checked; CUDA without a GPU on this machine becomes the CPU, said once."""
+    """``device`` checked; CUDA without a GPU on this machine becomes the CPU, said once
+    (a ``RunNote``: the CLI prints it as a ``tabmia: note:`` line)."""
     from tabmia._device import resolve_device_name
     from tabmia.backends import gpu_present
 
+    from tabmia.exceptions import RunNote
+
     resolve_device_name(device, n_gpus=lambda: 1, check_index=False)  # the vocabulary
     if str(device).startswith("cuda") and not gpu_present():
-        print(f"tabmia: note: device {device}: no GPU is present; training and scoring run "
-              "on the CPU", file=sys.stderr)
+        warnings.warn(f"device {device}: no GPU is present; training and scoring run on the "
+                      "CPU", RunNote, stacklevel=3)
         return "cpu"
     return device
 
 
 def _note_settings_not_used(attacks: dict[str, Any], model: str, *, n_jobs: int | None,
                             device: str) -> None:
-    """One ``tabmia: note:`` line for runner settings that no attack (nor the model) uses."""
+    """A note (``RunNote``) naming runner settings that no attack (nor the model) uses."""
     from tabmia._attack_builder import unused_settings_note
     from tabmia.backends import has_device
+    from tabmia.exceptions import RunNote
     from tabmia.recipes import make_model
 
     given = {k: text for k, on, text in (("n_jobs", n_jobs is not None, f"n_jobs={n_jobs}"),
                                          ("device", device != "auto", f"device={device}")) if on}
     note = unused_settings_note(attacks, given, model_takes_device=has_device(make_model(model)))
     if note is not None:
-        print(note, file=sys.stderr)
+        warnings.warn(note, RunNote, stacklevel=3)
 
 
 def _compute_cell(run_attacks: Any, target: Any, text: str, proto: Any, spec: Any, X: Any,
@@ -414,12 +418,12 @@ def _compute_cell(run_attacks: Any, target: Any, text: str, proto: Any, spec: An
     member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
     try:
         with warnings.catch_warnings():
-            # the cell's metrics come from the scores, not from the attack's own threshold
-            warnings.simplefilter("ignore", FPRFallbackWarning)
+            # the cell records the FPR its threshold aims at and the shadows' size
+            warnings.simplefilter("ignore", RunNote)
             frames, rows, fitted = run_attacks(
                 target, {text: attack}, take_rows(X, split.public), y[split.public],
                 take_rows(X, cand), y[cand], member, seed=seed, fprs=(), gammas=(),
-                fpr_fallback=True,
+                fpr_fallback=True, train_size=split.train.size,
             )
     except Exception as exc:  # noqa: BLE001 - one attack failing must not lose the others
         first = str(exc).splitlines()[0] if str(exc) else ""
@@ -427,4 +431,6 @@ def _compute_cell(run_attacks: Any, target: Any, text: str, proto: Any, spec: An
     return {"attack": text, "member": member,
             "scores": frames[0]["score"].to_numpy(dtype=np.float64),
             "threshold": float(fitted[0].threshold_), "fit_seconds": rows[0]["fit_seconds"],
-            "score_seconds": rows[0]["score_seconds"]}
+            "score_seconds": rows[0]["score_seconds"], "fpr_target": rows[0]["fpr_target"],
+            "n_calibration": getattr(fitted[0], "n_calibration_", None),
+            **{k: rows[0][k] for k in ("shadow_train_size", "shadow_size_note") if k in rows[0]}}

@@ -25,8 +25,16 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tabmia._cli_args import add_split_arguments, floats, names
+from tabmia._cli_args import (
+    Accumulate,
+    add_split_arguments,
+    floats,
+    given_flags,
+    names,
+    risk_limits,
+)
 from tabmia._cli_inputs import UsageError
+from tabmia._cli_outputs import one_line_warnings
 from tabmia._cli_run import DEFAULT_ATTACKS, SCORE_ATTACKS, run_audit
 
 __all__ = ["main", "build_parser", "UsageError"]
@@ -108,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="LiRA shadow models (default 16)")
     attacks.add_argument("--n-references", type=int, default=4,
                          help="RMIA / Calibrated reference models (default 4)")
+    attacks.add_argument("--force", action="store_true",
+                         help="train shadow / reference counts above the ceiling (more than "
+                         "1024, or than the public records) and use a preset --recipe on a "
+                         "native-categorical model")
     attacks.add_argument("--cache-dir", type=Path, default=None,
                          help="keep every trained shadow / reference model's scores here: a "
                          "rerun (an interrupted one too) trains only the missing models")
@@ -124,9 +136,24 @@ def build_parser() -> argparse.ArgumentParser:
                          help="output folder (default ./tabmia-report)")
     attacks.add_argument("--quiet", action="store_true",
                          help="print only the table (no progress bars)")
+    gate = audit.add_argument_group(
+        "privacy gate", "exit status 0: the audit shows every limit met (upper 95% bound at "
+        "or under it); 1: it shows one exceeded (lower bound over it); 3: it cannot tell; "
+        "2 stays a usage error")
+    gate.add_argument("--fail-above", type=risk_limits, action=Accumulate, default=(),
+                      metavar="METRIC=LIMIT",
+                      help="fail when the audit shows the risk above the limit; repeatable or "
+                      "comma-separated: tpr@<fpr>=<limit> (TPR at each attack's own threshold, "
+                      "which then aims at <fpr>), auc=<limit>, epsilon=<limit>")
+    gate.add_argument("--unresolved", choices=("fail", "pass"), default="fail",
+                      help="what a limit the audit cannot resolve returns: fail (exit 3, "
+                      "default) or pass (exit 0)")
     from tabmia._cli_benchmark import add_benchmark_parser
 
     add_benchmark_parser(sub)
+    from tabmia._cli_dpaudit import add_dpaudit_parser
+
+    add_dpaudit_parser(sub)
     return parser
 
 
@@ -167,6 +194,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def _parse_with_config(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # the flags the user set (command line or config file): a flag that cannot act is refused
+    args.given = given_flags(build_parser(), argv)
     if getattr(args, "config", None) is None:
         return args
     config = _read_config(args.config, args.command)
@@ -189,27 +218,56 @@ def _parse_with_config(argv: list[str] | None) -> argparse.Namespace:
             raise UsageError(f"--config {args.config}: {key}={value!r} is not one of {list(action.choices)}")
         defaults[key] = value
     audit.set_defaults(**defaults)
-    return parser.parse_args(argv)
+    given = args.given | set(defaults)
+    args = parser.parse_args(argv)
+    args.given = given
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tabmia`` command."""
+    # the report records what was run: argv when called from Python, else the process's
+    command_line = "tabmia " + shlex.join(sys.argv[1:] if argv is None else argv)
+    args = None
     try:
-        args = _parse(argv)
-        # the report records what was run: argv when called from Python, else the process's
-        args.command_line = "tabmia " + shlex.join(sys.argv[1:] if argv is None else argv)
-        if args.command == "audit":
-            return run_audit(args)
-        if args.command == "benchmark":
-            from tabmia._cli_benchmark import run_benchmark_command
+        with one_line_warnings():
+            args = _parse(argv)
+            args.command_line = command_line
+            if args.command == "audit":
+                return run_audit(args)
+            if args.command == "benchmark":
+                from tabmia._cli_benchmark import run_benchmark_command
 
-            return run_benchmark_command(args, UsageError)
+                return run_benchmark_command(args, UsageError)
+            if args.command == "dpaudit":
+                from tabmia._cli_dpaudit import run_dpaudit_command
+
+                return run_dpaudit_command(args)
     except UsageError as exc:
         print(f"tabmia: error: {exc}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # argparse: --help (0) or a one-line usage error (2)
         return int(exc.code) if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:
+        print(f"tabmia: interrupted: {_interrupted(args, command_line)}", file=sys.stderr)
+        return 130
     return 2
+
+
+def _interrupted(args: argparse.Namespace | None, command_line: str) -> str:
+    """What an interrupted run kept, and the command that resumes it."""
+    out = getattr(args, "out", None)
+    said = f"nothing written to {out}" if out is not None else "nothing written"
+    cache = getattr(args, "cache_dir", None)
+    if not getattr(args, "trains_models", False):  # set once the attacks are known
+        return f"{said}; rerun: {command_line}"
+    if cache is None:
+        return (f"{said}; the shadow / reference models trained so far were not kept. "
+                f"Keep them next time with --cache-dir (an interrupted run then resumes "
+                f"there): {command_line} --cache-dir tabmia-cache")
+    kept = len(list(Path(cache).glob("**/model_*.npz"))) if Path(cache).is_dir() else 0
+    return (f"{said}; {kept} shadow / reference model(s) kept in {cache}: the same command "
+            f"trains only the missing ones: {command_line}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,10 +21,14 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from tabmia.exceptions import FPRFallbackWarning
-from tabmia.metrics import attack_metrics, check_audit_size, empirical_epsilon
+from tabmia.exceptions import FPRFallbackWarning, ShadowSizeWarning
+from tabmia.metrics import (
+    UnresolvableFPRError,
+    attack_metrics,
+    check_audit_size,
+    empirical_epsilon,
+)
 from tabmia.target import concat_rows, n_rows, take_rows
-from tabmia.thresholds import smallest_resolvable_fpr
 
 __all__ = [
     "MembershipSplit", "split_membership", "ExperimentResult", "MembershipExperiment", "run_attacks",
@@ -293,6 +297,7 @@ class MembershipExperiment:
                 target, self.attacks, X_pub, y_pub, X_cand, y_cand, member,
                 seed=int(seed), fprs=self.fprs, gammas=self.gammas, verbose=self.verbose,
                 extra_columns={"record": cand}, repeat=repeat, fpr_fallback=self.fpr_fallback,
+                train_size=split.train.size,
             )
             for row in rows:
                 row["repeat"] = repeat
@@ -327,6 +332,7 @@ def run_attacks(
     extra_columns: dict[str, Any] | None = None,
     repeat: int = 0,
     fpr_fallback: bool = False,
+    train_size: int | None = None,
 ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
     """Fit each attack against ``target`` and score the candidates.
 
@@ -337,10 +343,16 @@ def run_attacks(
     Progress bars of shadow training are labelled ``"seed <repeat>: <name>"``.
 
     With ``fpr_fallback=True``, an attack whose calibration records cannot promise its
-    ``fpr`` (fewer than ``1 / fpr - 1`` of them) aims at the smallest FPR they can
-    promise instead of failing; the row's ``fpr_target`` says which (``fpr_requested``
-    the one asked for) and a :class:`~tabmia.exceptions.FPRFallbackWarning` names the
-    change.
+    ``fpr`` aims at the smallest FPR they can promise instead of failing (its
+    ``unresolved_fpr="smallest"``, which still refuses beyond
+    :data:`~tabmia.attacks.base.MAX_FALLBACK_FPR`); the row's ``fpr_target`` is the FPR
+    its threshold promises (the attack's ``fpr_``), ``fpr_requested`` the one asked
+    for, and a :class:`~tabmia.exceptions.FPRFallbackWarning` names the change.
+
+    ``train_size`` (the target's training-set size) is passed on as
+    ``shadow_train_size`` to attacks that train shadow / reference models and were
+    not given one: their models then train on as many records as the target, as far
+    as their pool allows (the row's ``shadow_train_size`` and ``shadow_size_note``).
 
     Returns
     -------
@@ -356,32 +368,52 @@ def run_attacks(
     frames, rows, fitted = [], [], []
     for name, proto in attacks.items():
         attack = clone(proto).set_params(target=target)
-        if "random_state" in attack.get_params():
+        params = attack.get_params()
+        if "random_state" in params:
             attack.set_params(random_state=seed)
-        requested = attack.get_params().get("fpr")
-        if fpr_fallback:
-            _lower_unresolvable_fpr(attack, name, len(y_public))
+        if (train_size is not None and params.get("shadow_train_size", False) is None
+                and params.get("pkeep", 0.5) == 0.5):
+            # shadows learn what the target learned only from as many records (an
+            # explicit pkeep or shadow_train_size is the user's choice)
+            attack.set_params(shadow_train_size=int(train_size))
+        if fpr_fallback and "unresolved_fpr" in params:
+            attack.set_params(unresolved_fpr="smallest")
         t0 = time.perf_counter()
-        with progress_label(f"seed {repeat}: {name}"):
-            if getattr(attack, "fit_includes_candidates", False):
-                # the public records are the pool's known non-members (its FPR calibration)
-                known = np.r_[np.ones(len(y_public), bool), np.zeros(len(y_candidates), bool)]
-                attack.fit(concat_rows([X_public, X_candidates]), np.r_[y_public, y_candidates],
-                           known_nonmembers=known)
-            else:
-                attack.fit(X_public, y_public)
+        caught: list = []
+        try:
+            with progress_label(f"seed {repeat}: {name}"), \
+                    warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", FPRFallbackWarning)
+                if getattr(attack, "fit_includes_candidates", False):
+                    # the public records are the pool's known non-members (its calibration)
+                    known = np.r_[np.ones(len(y_public), bool),
+                                  np.zeros(len(y_candidates), bool)]
+                    attack.fit(concat_rows([X_public, X_candidates]),
+                               np.r_[y_public, y_candidates], known_nonmembers=known)
+                else:
+                    attack.fit(X_public, y_public)
+        except UnresolvableFPRError as exc:
+            exc.attack = name
+            raise
+        finally:
+            _reissue(caught, name)
         t1 = time.perf_counter()
         s = attack.decision_function(X_candidates, y_candidates)
         t2 = time.perf_counter()
         threshold = attack.threshold_
         m = attack_metrics(member, s, threshold=threshold, fprs=fprs, gammas=gammas,
                            random_state=seed)
-        params = attack.get_params()
-        # the FPR the attack's own threshold aims at, where that is its goal
-        aim = params.get("fpr") if params.get("threshold_goal", "fpr") == "fpr" else None
-        rows.append({"seed": seed, "attack": name, **m, "fpr_target": aim,
-                     "fpr_requested": requested if aim is not None else None,
-                     "fit_seconds": t1 - t0, "score_seconds": t2 - t1})
+        aim = getattr(attack, "fpr_", None)
+        row = {"seed": seed, "attack": name, **m, "fpr_target": aim,
+               "fpr_requested": params.get("fpr") if aim is not None else None,
+               "fit_seconds": t1 - t0, "score_seconds": t2 - t1}
+        if getattr(attack, "shadow_train_size_", None) is not None:
+            row["shadow_train_size"] = attack.shadow_train_size_
+            row["shadow_size_note"] = attack.shadow_size_note_
+            if attack.shadow_size_note_ and train_size is not None:
+                warnings.warn(f"{name}: {attack.shadow_size_note_}", ShadowSizeWarning,
+                              stacklevel=2)
+        rows.append(row)
         frames.append(pd.DataFrame({"attack": name, **(extra_columns or {}), "member": member,
                                     "score": s, "flagged": s >= threshold}))
         fitted.append(attack)
@@ -390,22 +422,14 @@ def run_attacks(
     return frames, rows, fitted
 
 
-def _lower_unresolvable_fpr(attack: Any, name: str, n_public: int) -> None:
-    """Raise ``attack.fpr`` to the smallest level its calibration records can promise."""
-    params = attack.get_params()
-    if params.get("threshold_goal") != "fpr" or not hasattr(attack, "n_calibration_records"):
-        return
-    n_cal = attack.n_calibration_records(n_public)
-    if n_cal < 1:
-        return  # the attack's own fit explains what is missing
-    lowest = smallest_resolvable_fpr(n_cal)
-    if params["fpr"] < lowest:
-        warnings.warn(
-            f"{name}: {n_cal} calibration records cannot promise fpr={params['fpr']:g}; "
-            f"its threshold aims at fpr={lowest:g}, the smallest they can",
-            FPRFallbackWarning, stacklevel=3,
-        )
-        attack.set_params(fpr=lowest)
+def _reissue(caught: list, name: str) -> None:
+    """Warnings an attack's fit raised, again; an FPR fallback named by the run's name."""
+    for w in caught:
+        if issubclass(w.category, FPRFallbackWarning):
+            text = str(w.message).split(": ", 1)[-1]
+            warnings.warn(f"{name}: {text}", FPRFallbackWarning, stacklevel=3)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _set_seed(estimator: Any, seed: int) -> None:

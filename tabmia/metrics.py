@@ -67,7 +67,15 @@ __all__ = [
 
 
 class UnresolvableFPRError(ValueError):
-    """An FPR below ``1 / n_nonmembers``: no threshold can show it."""
+    """An FPR below ``1 / n_nonmembers``: no threshold can show it.
+
+    Raised by an attack's ``fit`` with ``reason`` set (what cannot be promised from
+    which records, without advice) and ``attack`` (the name it runs under, set by
+    :func:`tabmia.experiment.run_attacks`), so that a runner can phrase its own advice.
+    """
+
+    reason: str | None = None
+    attack: str | None = None
 
 
 class AuditTooSmallError(ValueError):

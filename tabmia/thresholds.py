@@ -35,6 +35,7 @@ __all__ = [
     "GOALS",
     "threshold_at_fpr",
     "smallest_resolvable_fpr",
+    "resolves_fpr",
     "conformal_fpr_band",
     "select_threshold",
     "ClassConditionalRanks",
@@ -77,7 +78,7 @@ def threshold_at_fpr(nonmember_scores: Any, fpr: float) -> float:
     if not 0.0 < fpr < 1.0:
         raise ValueError(f"fpr must be in (0, 1), got {fpr}")
     n = s.size
-    j = math.ceil((n + 1) * (1.0 - fpr) - 1e-9)  # 1-based rank in ascending order
+    j = _conformal_rank(n, fpr)  # 1-based rank in ascending order
     if j > n:
         raise UnresolvableFPRError(
             f"fpr={fpr:g} cannot be promised from {n} non-member scores: it needs at "
@@ -124,7 +125,7 @@ def conformal_fpr_band(
         )
     if not 0.0 < fpr < 1.0 or not 0.0 < level < 1.0:
         raise ValueError(f"fpr and level must be in (0, 1), got {fpr} and {level}")
-    k = math.ceil((n_calibration + 1) * (1.0 - fpr) - 1e-9)
+    k = _conformal_rank(n_calibration, fpr)
     if k > n_calibration:
         raise UnresolvableFPRError(
             f"fpr={fpr:g} cannot be promised from {n_calibration} calibration scores"
@@ -132,6 +133,22 @@ def conformal_fpr_band(
     dist = betabinom(n_fresh, n_calibration + 1 - k, k)
     tail = (1.0 - level) / 2.0
     return float(dist.ppf(tail) / n_fresh), float(dist.ppf(1.0 - tail) / n_fresh)
+
+
+def _conformal_rank(n: int, fpr: float) -> int:
+    """1-based rank of the split-conformal threshold among ``n`` ascending scores."""
+    return math.ceil((n + 1) * (1.0 - fpr) - 1e-9)
+
+
+def resolves_fpr(n_nonmembers: int, fpr: float) -> bool:
+    """Whether ``n_nonmembers`` calibration scores can promise ``fpr`` (``fpr >= 1/(n+1)``).
+
+    Examples
+    --------
+    >>> resolves_fpr(99, 0.01), resolves_fpr(98, 0.01)
+    (True, False)
+    """
+    return n_nonmembers >= 1 and _conformal_rank(int(n_nonmembers), float(fpr)) <= n_nonmembers
 
 
 def smallest_resolvable_fpr(n_nonmembers: int, *, grid: float = 0.001) -> float:

@@ -62,7 +62,8 @@ def test_headline_counts_the_attacks_own_threshold_not_the_roc_optimum(separable
     headline = next(line for line in lines if "singles out" in line)
     flagged = int((s[member] >= 9.0).sum())
     assert flagged == 5
-    assert f"strong, singles out {flagged} of 100 training records" in headline
+    assert headline == lines[0] and "with strong at its own threshold" in headline
+    assert f"singles out {flagged} of 100 training records" in headline
     assert re.search(r"TPR 0\.050 \[0\.0\d\d, 0\.1\d\d\]", headline)
     assert "0 of 300 non-members: FPR 0.000 [0.000, 0.012]" in headline
     html = write_html_report(result, tmp_path / "r.html").read_text()
@@ -106,7 +107,7 @@ def test_dp_consistency_uses_delta_and_the_rates_uncertainty(separable, tmp_path
     member, s = separable
     result = _result(member, {"strong": s}, {"strong": 3.0})
     html = write_html_report(result, tmp_path / "r.html", epsilon=0.5, delta=1e-5).read_text()
-    assert "<td>no</td>" in html and "inconsistent with it" in html
+    assert "<td class='no'>no: the claim cannot hold</td>" in html and "inconsistent with it" in html
     # delta reaches the ε lower bounds
     assert (result.with_delta(0.3).metrics["epsilon_lower"]
             < result.metrics["epsilon_lower"]).all()
@@ -127,10 +128,9 @@ def test_tiny_audit_is_refused(tmp_path, capsys):
     df.iloc[:1].to_csv(tmp_path / "train.csv", index=False)
     df.iloc[300:].to_csv(tmp_path / "pop.csv", index=False)
     out = tmp_path / "out"
-    with pytest.warns(UserWarning, match="runs any code"):
-        code = main(["audit", "--model-file", str(tmp_path / "model.joblib"), "--train",
-                     str(tmp_path / "train.csv"), "--population", str(tmp_path / "pop.csv"),
-                     "--label", "diagnosis", "--attacks", "loss", "--out", str(out), "--quiet"])
+    code = main(["audit", "--model-file", str(tmp_path / "model.joblib"), "--train",
+                 str(tmp_path / "train.csv"), "--population", str(tmp_path / "pop.csv"),
+                 "--label", "diagnosis", "--attacks", "loss", "--out", str(out), "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
     assert err[0].startswith("tabmia: error:") and "at least 20" in err[0]
@@ -163,7 +163,7 @@ def test_histograms_have_axis_labels_legend_and_threshold(separable):
     ax = fig.axes[0]
     assert "score" in ax.get_xlabel() and ax.get_ylabel() == "density"
     labels = ax.get_legend_handles_labels()[1]
-    assert {"members", "non-members", "own threshold"} <= set(labels)
+    assert {"members", "non-members", "own threshold 9"} <= set(labels)
     assert fig._suptitle.get_text() == "seed 0 of 3"
 
 

@@ -9,6 +9,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from tabmia.attacks.calibrated import CalibratedAttack
 from tabmia.attacks.loss import LossAttack, ScoreAttack
+from tabmia.exceptions import DuplicateRecordsWarning
 from tabmia.metrics import auc
 
 SEEDS = (0, 1, 2)
@@ -69,29 +70,31 @@ def test_score_is_target_minus_mean_of_out_references(games):
         return np.maximum(np.log(np.maximum(model.predict_proba(X)[np.arange(len(y)), y],
                                             1e-300)), floor)
 
-    # a fresh record: every reference is OUT
+    # a fresh record: the references out_model_masks draws for it (two of the four)
     X_new, y_new = make_classification(n_samples=40, n_features=10, n_informative=6,
                                        random_state=7)
-    ref = np.mean([log_p(m, X_new, y_new) for m in a.reference_models_], axis=0)
-    expected = log_p(g["target"], X_new, y_new) - ref
+    every = np.array([log_p(m, X_new, y_new) for m in a.reference_models_])
+    fresh = a.out_model_masks(X_new, y_new)
+    assert (fresh.sum(axis=0) == 2).all()
+    expected = log_p(g["target"], X_new, y_new) - (every * fresh).sum(0) / 2
     assert np.allclose(a.decision_function(X_new, y_new), expected)
     # a public record that trained references: only those that did not train on it
     X, y = g["X"], g["y"]
-    pool = g["pub"][np.setdiff1d(np.arange(g["pub"].size), a.calibration_index_)]
+    pool = g["pub"]
     rows = pool[:40]
     own = np.array([log_p(m, X[rows], y[rows]) for m in a.reference_models_])
     out = ~a.in_masks_[:, :40]
     expected = log_p(g["target"], X[rows], y[rows]) - (own * out).sum(0) / out.sum(0)
-    assert np.allclose(a.decision_function(X[rows], y[rows]), expected)
+    with pytest.warns(DuplicateRecordsWarning):  # public records as candidates
+        assert np.allclose(a.decision_function(X[rows], y[rows]), expected)
     assert a.reference_scores_.shape == (4, pool.size)
-    # the held-out public records calibrate the threshold, scored like fresh records
-    held = g["pub"][a.calibration_index_]
-    assert a.calibration_index_.size == g["pub"].size // 2
-    assert np.allclose(a.calibration_scores_, a.decision_function(X[held], y[held]))
-    ref = np.mean([log_p(m, X[held], y[held]) for m in a.reference_models_], axis=0)
+    # every public record calibrates the threshold, scored by its OUT references
+    assert a.calibration_index_.size == 0
+    own_all = np.array([log_p(m, X[pool], y[pool]) for m in a.reference_models_])
+    out_all = ~a.in_masks_
+    expected = log_p(g["target"], X[pool], y[pool]) - (own_all * out_all).sum(0) / out_all.sum(0)
     # (the references' scores are stored as float32)
-    assert np.allclose(a.calibration_scores_, log_p(g["target"], X[held], y[held]) - ref,
-                       atol=1e-6)
+    assert np.allclose(a.calibration_scores_, expected, atol=1e-6)
 
 
 def test_chance_level_when_the_target_never_saw_the_candidates():

@@ -119,17 +119,19 @@ def test_cuda_without_a_gpu_says_so_once_and_trains_batched_on_the_cpu(monkeypat
     assert fits.devices == ["cpu"] and fits.batched == [(4, "cpu")]
 
 
-def test_settings_no_attack_takes_are_reported(tmp_path, capsys):
-    code = main(["audit", "--attacks", "loss,confidence", "--n-jobs", "2", "--n-shadow", "8",
-                 "--quiet", "--out", str(tmp_path / "o")])
+def test_a_device_nothing_uses_is_a_note(tmp_path, capsys):
+    """--device reaches the model and the attacks that take one; where neither has a
+    device notion it is named once (attack flags no attack takes are refused instead)."""
+    code = main(["audit", "--model", "random_forest", "--attacks", "loss,confidence",
+                 "--device", "cpu", "--quiet", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 0, err
-    notes = [line for line in err.splitlines() if "not used by the chosen attacks" in line]
-    assert notes == ["tabmia: note: --n-jobs 2, --n-shadow 8: not used by the chosen attacks "
-                     "(loss, confidence)"]
-    main(["audit", "--attacks", "loss,lira", "--n-jobs", "2", "--n-shadow", "8", "--quiet",
-          "--out", str(tmp_path / "o2")])
-    assert "not used" not in capsys.readouterr().err
+    notes = [line for line in err.splitlines() if "--device" in line]
+    assert notes == ["tabmia: note: --device cpu: not used by the chosen attacks "
+                     "(loss, confidence) nor by the model"]
+    main(["audit", "--model", "random_forest", "--attacks", "loss,quantile", "--device", "cpu",
+          "--quiet", "--out", str(tmp_path / "o2")])
+    assert "--device" not in capsys.readouterr().err  # the quantile attack takes it
 
 
 def test_a_device_outside_the_vocabulary_is_a_usage_error(tmp_path, capsys):
@@ -150,21 +152,23 @@ def test_the_mlp_recipe_without_torch_is_a_usage_error(monkeypatch, tmp_path, ca
     assert "Traceback" not in err
 
 
-def test_tabmia_benchmark_reports_unused_settings_and_resolves_cuda(monkeypatch, tmp_path,
-                                                                    capsys):
+def test_tabmia_benchmark_reports_unused_settings_and_resolves_cuda(monkeypatch, tmp_path):
     """``run_benchmark``'s device goes to the target recipe and the attacks; CUDA without a
-    GPU is the CPU, said once; a runner setting nothing uses is named."""
+    GPU is the CPU, said once; a runner setting nothing uses is named (run notes, which
+    the command line prints as ``tabmia: note:`` lines)."""
     from tabmia.benchmark import run_benchmark
+    from tabmia.exceptions import RunNote
 
     monkeypatch.setattr(backends, "gpu_present", lambda: False)
-    result = run_benchmark(["breast_cancer"], model="logistic_regression", attacks=["loss"],
-                           seeds=1, quick=True, n_jobs=2, device="cuda",
-                           out_dir=tmp_path / "b", progress=False, html=False)
-    err = capsys.readouterr().err
+    with pytest.warns(RunNote) as notes:
+        result = run_benchmark(["breast_cancer"], model="logistic_regression",
+                               attacks=["loss"], seeds=1, quick=True, n_jobs=2,
+                               device="cuda", out_dir=tmp_path / "b", progress=False,
+                               html=False)
     assert result.results["settings"]["device"] == "cpu"
-    assert [line for line in err.splitlines() if line.startswith("tabmia: note:")] == [
-        "tabmia: note: device cuda: no GPU is present; training and scoring run on the CPU",
-        "tabmia: note: n_jobs=2: not used by the chosen attacks (loss)",
+    assert [str(n.message) for n in notes if n.category is RunNote] == [
+        "device cuda: no GPU is present; training and scoring run on the CPU",
+        "n_jobs=2: not used by the chosen attacks (loss)",
     ]
     with pytest.raises(ValueError, match="device must be"):
         run_benchmark(["breast_cancer"], attacks=["loss"], device="gpu",

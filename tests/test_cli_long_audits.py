@@ -80,7 +80,7 @@ def test_config_file_sets_long_audit_flags(own, tmp_path):
     cfg = tmp_path / "audit.yaml"
     cfg.write_text(
         f"model_file: {own / 'model.joblib'}\ntrain: {own / 'train.csv'}\n"
-        f"population: {own / 'pop.csv'}\nlabel: {LABEL}\nrecipe: catboost\nattacks: [lira]\n"
+        f"population: {own / 'pop.csv'}\nlabel: {LABEL}\nrecipe: catboost\nattacks: [lira, rmia]\n"
         f"fpr: 0.05\nn-shadow: 4\nn_references: 3\nthreads: 1\ncache_dir: {tmp_path / 'c'}\n"
         f"quiet: true\nout: {tmp_path / 'o'}\n")
     args = _parse(["audit", "--config", str(cfg)])

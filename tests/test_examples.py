@@ -26,9 +26,10 @@ def test_example_runs(script, tmp_path):
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "| attack |" in proc.stdout  # printed its results table
+    assert "PlausibilityWarning" not in proc.stderr  # honest inputs raise no finding
 
 
 def test_examples_exist():
     assert {p.stem for p in EXAMPLES} >= {
         "audit_german_credit", "audit_health_model", "audit_precomputed_probabilities",
-        "select_attack_hyperparameters"}
+        "select_attack_hyperparameters", "privacy_gate_ci"}

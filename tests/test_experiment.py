@@ -58,15 +58,16 @@ def test_fpr_fallback_aims_at_the_smallest_promisable_fpr_and_says_so():
     from tabmia.metrics import UnresolvableFPRError
 
     X, y = make_classification(n_samples=600, n_features=6, random_state=0)
-    # 150 public records, half held out: 75 calibration scores cannot promise 1%
-    attacks = {"rmia": RMIAAttack(n_reference=2, fpr=0.01), "loss": LossAttack(fpr=0.01)}
+    # 150 public records, every one a calibration score: they promise 1% but not 0.5%
+    attacks = {"rmia": RMIAAttack(n_reference=2, fpr=0.005), "loss": LossAttack(fpr=0.01)}
     exp = MembershipExperiment(LogisticRegression(), attacks, random_state=0)
-    with pytest.raises(UnresolvableFPRError):
+    with pytest.raises(UnresolvableFPRError, match="150 calibration records"):
         exp.run(X, y)
     exp.fpr_fallback = True
-    with pytest.warns(FPRFallbackWarning, match="rmia: 75 calibration records"):
+    with pytest.warns(FPRFallbackWarning, match="rmia: 150 calibration records"):
         res = exp.run(X, y)
     rows = res.metrics.set_index("attack")
-    assert rows.loc["rmia", "fpr_requested"] == 0.01
-    assert rows.loc["rmia", "fpr_target"] == 0.014  # ceil(1000 / 76) / 1000
+    assert rows.loc["rmia", "fpr_requested"] == 0.005
+    assert rows.loc["rmia", "fpr_target"] == 0.007  # ceil(1000 / 151) / 1000
+    assert res.attacks[0].fpr_ == 0.007
     assert rows.loc["loss", "fpr_target"] == 0.01  # 150 public scores resolve 1%

@@ -8,6 +8,8 @@ Merlin's ratio is discrete (ties only lower the FPR), so only its upper end is
 checked. Attacks that cannot promise an FPR refuse the goal.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -23,7 +25,11 @@ from tabmia.attacks import (
     RMIAAttack,
     ScoreAttack,
 )
-from tabmia.thresholds import conformal_fpr_band
+from tabmia.attacks.base import MAX_FALLBACK_FPR
+from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning
+from tabmia.game import membership_game
+from tabmia.metrics import UnresolvableFPRError
+from tabmia.thresholds import conformal_fpr_band, smallest_resolvable_fpr
 
 N_TRAIN, N_PUBLIC, N_FRESH = 1000, 3000, 6000
 FPR = 0.05
@@ -137,17 +143,54 @@ def test_online_lira_fpr_holds_on_non_members_in_the_pool(data, target):
 def test_shadow_attacks_calibrate_on_records_no_model_trained_on(data):
     X, y, train, pub, _ = data
     target = RandomForestClassifier(n_estimators=10, random_state=0).fit(X[train], y[train])
+    # by default every public record calibrates, scored by the models it did not train
     a = RMIAAttack(target, n_reference=2, fpr=FPR, random_state=0).fit(X[pub], y[pub])
-    assert a.calibration_index_.size == pub.size // 2
-    assert a.in_masks_.shape[1] == pub.size - pub.size // 2
-    held = pub[a.calibration_index_]
-    assert np.array_equal(a.calibration_scores_, a.decision_function(X[held], y[held]))
-    with pytest.raises(ValueError, match="needs calibration_share > 0"):
-        RMIAAttack(target, n_reference=2, calibration_share=0.0).fit(X[pub], y[pub])
+    assert a.calibration_index_.size == 0 and a.in_masks_.shape[1] == pub.size
+    assert a.n_calibration_ == pub.size and a.fpr_ == FPR
+    with pytest.warns(DuplicateRecordsWarning):
+        assert np.array_equal(a.calibration_scores_, a.decision_function(X[pub], y[pub]))
+    # a held-out share trains no model instead; its records and candidates are scored
+    # by every model
+    h = RMIAAttack(target, n_reference=2, fpr=FPR, calibration_share=0.5,
+                   random_state=0).fit(X[pub], y[pub])
+    assert h.calibration_index_.size == pub.size // 2
+    assert h.in_masks_.shape[1] == pub.size - pub.size // 2
+    held = pub[h.calibration_index_]
+    with pytest.warns(DuplicateRecordsWarning):
+        assert np.array_equal(h.calibration_scores_, h.decision_function(X[held], y[held]))
+    assert h.out_model_masks(X[held], y[held]).all()
     # other goals keep every public record for the models
-    b = LiRAAttack(target, n_shadow=4, threshold_goal="max_advantage", random_state=0)
-    assert b.fit(X[pub], y[pub]).calibration_index_.size == 0
+    b = LiRAAttack(target, n_shadow=4, threshold_goal="max_advantage", calibration_share=0.5,
+                   random_state=0)
+    assert b.fit(X[pub], y[pub]).calibration_index_.size == 0 and b.fpr_ is None
 
+
+def test_fpr_is_settled_in_fit_before_any_model_trains(data):
+    X, y, train, pub, _ = data
+    target = RandomForestClassifier(n_estimators=10, random_state=0).fit(X[train], y[train])
+    few = pub[:30]
+    # 30 calibration scores promise no FPR below 1/31: refused, naming what was counted
+    with pytest.raises(UnresolvableFPRError, match=r"30 calibration records \(the 30 public"):
+        LiRAAttack(target, n_shadow=4, fpr=0.01).fit(X[few], y[few])
+    with pytest.raises(UnresolvableFPRError, match=r"15 calibration records \(calibration_share"):
+        LiRAAttack(target, n_shadow=4, fpr=0.01, calibration_share=0.5).fit(X[few], y[few])
+    # or aim at the smallest FPR they promise, and say so
+    with pytest.warns(FPRFallbackWarning, match="aims at fpr=0.033"):
+        a = LiRAAttack(target, n_shadow=4, fpr=0.01, unresolved_fpr="smallest",
+                       random_state=0).fit(X[few], y[few])
+    assert a.fpr_ == 0.033 and a.fpr == 0.01
+    assert np.mean(a.calibration_scores_ >= a.threshold_) <= 0.033
+    # ... but not beyond MAX_FALLBACK_FPR, where flagged records are not singled out
+    tiny = pub[:10]
+    assert smallest_resolvable_fpr(10) > MAX_FALLBACK_FPR
+    with pytest.raises(UnresolvableFPRError, match="MAX_FALLBACK_FPR"):
+        LossAttack(target, unresolved_fpr="smallest").fit(X[tiny], y[tiny])
+    # a membership game is played to rank attacks: its fit never refuses the FPR
+    X_game, y_game = membership_game(X[train[:30]], y[train[:30]], X[few], y[few])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FPRFallbackWarning)
+        g = LossAttack(target, fpr=0.001).fit(X_game, y_game)
+    assert g.fpr_ == smallest_resolvable_fpr(30)
 
 def test_attacks_that_cannot_promise_an_fpr_refuse_the_goal(data):
     X, y, train, pub, fresh = data

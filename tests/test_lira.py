@@ -139,7 +139,7 @@ def test_offline_scores_do_not_tie_at_the_top(games, results):
         top = np.sort(s)[-100:]
         # a few records share their (target score, OUT scores) exactly (a forest's
         # probabilities are counts); the p-value itself never saturates
-        assert np.unique(top).size >= 90
+        assert np.unique(top).size >= 80
         assert np.all(np.isfinite(s))
 
 
@@ -155,7 +155,7 @@ def test_clip_is_searched_for_count_valued_probabilities(results):
     a = results[0]["off_attack"]
     assert a.proba_clip_ is not None and 0 < a.proba_clip_ <= 0.25
     assert a.proba_clip_ in a.clip_search_ and len(a.clip_search_) >= 2
-    assert a.variance_ == "global"  # fewer than 64 shadows
+    assert a.variance_ == "global"  # "auto"
 
 
 def test_no_clip_for_continuous_probabilities():
@@ -199,9 +199,9 @@ def test_online_records_outside_the_pool_warn_and_stay_finite(games, results):
 def test_pool_records_use_only_their_out_shadows(games, results):
     g, a = games[0], results[0]["off_attack"]
     X, y, pub = g["X"], g["y"], g["pub"]
-    pool = pub[np.setdiff1d(np.arange(pub.size), a.calibration_index_)]
-    rows = pool[:20]
-    s = a.decision_function(X[rows], y[rows])
+    rows = pub[:20]
+    with pytest.warns(DuplicateRecordsWarning):
+        s = a.decision_function(X[rows], y[rows])
     # the same number by hand: OUT shadows of each public record, global variance
     stats = np.clip(a.population_.statistics_[:, :20].astype(np.float64),
                     -a._clip, a._clip)
@@ -212,11 +212,22 @@ def test_pool_records_use_only_their_out_shadows(games, results):
         v = stats[out[:, i], i]
         sd = np.sqrt(a.global_var_out_ * (1 + 1 / v.size))
         assert s[i] == pytest.approx(-norm.logsf(t[i], v.mean(), sd), rel=1e-6, abs=1e-9)
-    # the held-out public records calibrate: scored with every shadow, like fresh ones
-    held = pub[a.calibration_index_]
-    assert held.size == pub.size // 2 and not np.isin(held, pool).any()
-    assert np.allclose(a.calibration_scores_, a.decision_function(X[held], y[held]))
+    # every public record calibrates the threshold, scored so
+    assert a.calibration_index_.size == 0 and a.calibration_scores_.size == pub.size
+    assert np.allclose(a.calibration_scores_[:20], s)
 
+
+def test_fresh_candidates_are_scored_by_as_many_shadows_as_a_public_record(games, results):
+    g, a = games[0], results[0]["off_attack"]
+    X, y, cand = g["X"], g["y"], g["cand"]
+    out = a.out_model_masks(X[cand], y[cand])
+    n_out = round(a.n_shadow * (1 - a.pkeep_))
+    assert (out.sum(axis=0) == n_out).all()
+    assert (a.out_model_masks(X[g["pub"]], y[g["pub"]]).sum(axis=0) == n_out).all()
+    # each shadow scores about its share of the candidates, whatever their membership
+    member = g["member"]
+    assert np.allclose(out[:, member].mean(axis=1), 1 - a.pkeep_, atol=0.05)
+    assert np.allclose(out[:, ~member].mean(axis=1), 1 - a.pkeep_, atol=0.05)
 
 def test_cache_dir_reloads_the_shadows(tmp_path):
     X, y = make_classification(n_samples=800, n_features=6, random_state=1)
@@ -239,8 +250,8 @@ def test_hinge_statistic_and_per_example_variance_run():
     s = a.decision_function(X[:300], y[:300])
     assert s.shape == (300,) and np.all(np.isfinite(s))
 
-    # the variances by hand from the shadows' statistics on the pool (the public records
-    # that are not held out for calibration), with masked sums instead of masked_moments
+    # the variances by hand from the shadows' statistics on the pool (the public
+    # records), with masked sums instead of masked_moments
     pub = np.arange(300, 900)
     pool = pub[np.setdiff1d(np.arange(pub.size), a.calibration_index_)]
     stats = a.population_.statistics_.astype(np.float64)
@@ -276,7 +287,8 @@ def test_too_few_shadows_raise():
     X, y = make_classification(n_samples=300, n_features=5, random_state=0)
     target = LogisticRegression().fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="without OUT or IN shadows"):
-        LiRAAttack(target, n_shadow=3, pkeep=0.25, online=True, fpr=0.05).fit(X[100:], y[100:])
+        LiRAAttack(target, n_shadow=3, pkeep=0.25, online=True, fpr=0.05).fit(
+            X[100:], y[100:], known_nonmembers=np.ones(200, bool))
     with pytest.raises(ValueError, match="n_shadow"):
         LiRAAttack(target, n_shadow=1).fit(X[100:], y[100:])
     assert LiRAAttack(online=True)._fit_includes_candidates

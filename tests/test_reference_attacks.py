@@ -47,27 +47,34 @@ def test_no_attack_module_imports_another(path):
 @pytest.mark.parametrize("cls", [LiRAAttack, RMIAAttack, CalibratedAttack])
 def test_reference_attacks_share_the_base_parameters(cls):
     assert issubclass(cls, ReferenceModelAttack)
-    for name in ("calibration_share", "n_jobs", "cache_dir", "verbose"):
+    for name in ("calibration_share", "shadow_train_size", "n_jobs", "cache_dir", "verbose"):
         assert cls._parameter_constraints[name] is ReferenceModelAttack._parameter_constraints[name]
         assert name in cls().get_params()
 
 
-def test_candidates_outside_the_pool_are_scored_by_every_model():
+def test_candidates_outside_the_pool_are_scored_by_as_many_models_as_a_pool_record():
     X, y = make_classification(n_samples=300, n_features=5, random_state=0)
     target = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:100], y[:100])
     X_pub, y_pub = X[100:], y[100:]
     attack = RMIAAttack(target, n_reference=4, a=0.5, random_state=0).fit(X_pub, y_pub)
-    # the public records that trained references (the others calibrate the threshold)
-    pool = np.setdiff1d(np.arange(y_pub.size), attack.calibration_index_)[:10]
-    # a pool record takes the mean of the references OUT for it, a fresh one of all
+    # every public record trained references and calibrates, scored by its OUT ones
+    assert attack.calibration_index_.size == 0
+    assert attack.n_calibration_ == y_pub.size
+    pool = np.arange(10)
     pool_mom, found = attack._candidate_moments(X_pub[pool], y_pub[pool])
     assert found.all()
     stats = attack.population_.statistics_[:, :10].astype(np.float64)
     out = ~attack.in_masks_[:, :10]
     np.testing.assert_allclose(pool_mom["mu_out"], (stats * out).sum(0) / out.sum(0))
     np.testing.assert_array_equal(pool_mom["c_out"], out.sum(0))
-    fresh_mom, found = attack._candidate_moments(X[:10], y[:10])
-    assert not found.any()
-    every = attack.population_.statistics(X[:10], y[:10]).astype(np.float64)
-    np.testing.assert_allclose(fresh_mom["mu_out"], every.mean(axis=0))
-    assert (fresh_mom["c_out"] == 4).all()
+    np.testing.assert_array_equal(attack.out_model_masks(X_pub[:10], y_pub[:10]), out)
+    # a fresh record: one OUT model of each complementary pair, as for a pool record
+    fresh = attack.out_model_masks(X[:50], y[:50])
+    assert (fresh[0] != fresh[1]).all() and (fresh[2] != fresh[3]).all()
+    assert 0 < fresh[0].mean() < 1  # which one differs from record to record
+    fresh_mom, found = attack._candidate_moments(X[:50], y[:50])
+    assert not found.any() and (fresh_mom["c_out"] == 2).all()
+    every = attack.population_.statistics(X[:50], y[:50]).astype(np.float64)
+    np.testing.assert_allclose(fresh_mom["mu_out"], (every * fresh).sum(0) / 2)
+    # the set is a function of the record: alone or among others, the same
+    np.testing.assert_array_equal(attack.out_model_masks(X[7:8], y[7:8]), fresh[:, 7:8])

@@ -108,7 +108,10 @@ def test_log_ratio_matches_the_formula_for_a_fresh_record(games):
     X_new, y_new = make_classification(n_samples=30, n_features=10, n_informative=6,
                                        random_state=123)
     r = a.score_samples(X_new, y_new)
-    p_ref = a.population_.statistics(X_new, y_new).astype(np.float64).mean(axis=0)
+    # p(x) averages the references that score the record (as many as a public record's)
+    out = a.out_model_masks(X_new, y_new)
+    every = a.population_.statistics(X_new, y_new).astype(np.float64)
+    p_ref = (every * out).sum(axis=0) / out.sum(axis=0)
     p_x = (1 + a.a_) / 2 * p_ref + (1 - a.a_) / 2
     p_t = a.target_.predict_proba(X_new)[np.arange(30), y_new]
     assert np.allclose(r, np.log(np.maximum(p_t, 1e-30)) - np.log(p_x))

@@ -1,50 +1,197 @@
 """Base class of the attacks that train shadow / reference models on public records.
 
 LiRA, RMIA and difficulty calibration share everything but their statistic: the
-models are trained on random halves of the public records (a pool), a candidate found
-in the pool takes the moments of the models that were OUT for it, and a candidate
-outside it is scored by every model.
+models are trained on random subsets of the public records (a pool), each record IN
+for a share ``pkeep`` of them in balanced blocks (:func:`tabmia.shadow.draw_in_masks`);
+a candidate found in the pool takes the moments of the models that were OUT for it,
+and a candidate outside it is scored by a set of models drawn exactly like a pool
+record's OUT set.
+
+How the FPR promise is kept (``threshold_goal="fpr"``)
+-----------------------------------------------------
+A split-conformal threshold needs calibration scores distributed like a fresh
+non-member's. With ``calibration_share=0`` (the default), every public record
+calibrates: it is scored by the models that did not train on it, and a fresh
+candidate is scored by as many models, chosen the same way (per block of models, a
+uniformly random OUT set, drawn from a hash of the record so that it does not depend
+on the candidate's membership). Each model that scores a public record was trained on
+as many public records as one that scores a fresh candidate, none of them the record
+itself, so the two scores have the same distribution. They are not exactly
+exchangeable jointly: a model that scores one public record was trained on some of
+the others. Had the fresh record been in the pool, the run would be symmetric in all
+records and the promise exact; the real run differs from that one only in the fresh
+record's absence from the training sets of the models it would have been IN for,
+which moves the other records' scores by the learner's sensitivity to one training
+record (the setting of cross-conformal prediction and the jackknife+, Vovk 2015;
+Barber et al. 2021). ``benchmarks/fpr_promise.py`` measures the delivered FPR.
+
+``calibration_share > 0`` holds that share of the public records out of every model
+instead: they are scored by all the models, like a fresh candidate, and the promise
+is exactly split-conformal; the models then train on fewer records, and the
+threshold is set from fewer scores.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
 
 from tabmia._estimators import clone_recipe, recipe_of
 from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.shadow._design import draw_record_in_masks
 from tabmia.shadow.fitting import fit_population
 from tabmia.shadow.moments import masked_moments
-from tabmia.shadow.pool import PoolIndex
+from tabmia.shadow.pool import PoolIndex, record_keys
 from tabmia.target import take_rows
 
-__all__ = ["ReferenceModelAttack"]
+__all__ = ["ReferenceModelAttack", "MIN_OUT_MODELS", "MIN_OUT_SHARE"]
+
+#: ``shadow_train_size`` never makes the models' share of the pool so large that a
+#: record is OUT for fewer than this many models, nor for fewer than
+#: :data:`MIN_OUT_SHARE` of them (half of them when there are fewer than eight): a
+#: candidate is scored by as many models as a record is OUT for, and fewer estimate
+#: its non-member statistic too noisily (and more models would no longer help).
+MIN_OUT_MODELS = 4
+#: See :data:`MIN_OUT_MODELS`.
+MIN_OUT_SHARE = 0.25
+#: Denominators tried for the models' share of the pool (``pkeep = a / b``).
+_MAX_BLOCK = 16
 
 
 class ReferenceModelAttack(BaseMembershipAttack):
     """Attack whose statistic compares the target with models trained on public records.
 
-    Subclasses keep ``calibration_share``, ``n_jobs``, ``cache_dir`` and ``verbose``
-    among their constructor parameters; this class validates them and uses them to
-    train the population (:meth:`_fit_population`). After :meth:`_index_pool` and
+    Subclasses keep ``calibration_share``, ``shadow_train_size``, ``n_jobs``,
+    ``cache_dir`` and ``verbose`` among their constructor parameters; this class
+    validates them, holds calibration records out when ``calibration_share > 0``,
+    resolves the models' share of the pool (:meth:`_resolve_pkeep`) and trains the
+    population (:meth:`_fit_population`). After :meth:`_index_pool` and
     :meth:`_set_moments`, :meth:`_candidate_moments` gives each candidate the moments
-    of the models' scores on it; :meth:`_reference_statistics` says what a model's
-    score on a record is (by default the population's statistic).
+    of its OUT models' scores; :meth:`_reference_statistics` says what a model's score
+    on a record is (by default the population's statistic).
+
+    Attributes set by ``fit``
+    -------------------------
+    pkeep_ : float
+        Share of the pool each model trained on.
+    shadow_train_size_ : int
+        Records each model trained on (``pkeep_`` times the pool, rounded).
+    shadow_size_note_ : str or None
+        Why the models train on fewer records than ``shadow_train_size`` asked for,
+        when they do.
+    calibration_index_ : ndarray of int
+        With ``calibration_share > 0`` and ``threshold_goal="fpr"``: the rows of
+        ``fit``'s ``X`` held out of every model to calibrate ``threshold_``. Empty
+        otherwise (every public record calibrates, scored by its OUT models).
     """
 
     _parameter_constraints = {
         **BaseMembershipAttack._parameter_constraints,
         "calibration_share": [Interval(Real, 0, 1, closed="left")],
+        "shadow_train_size": [
+            None,
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0, 1, closed="neither"),
+        ],
         "n_jobs": [Integral, None],
         "cache_dir": [str, os.PathLike, None],
         "verbose": ["verbose"],
     }
 
-    _holds_out_calibration = True
+    # ------------------------------------------------------------- calibration
+    def _holds_out(self) -> bool:
+        return self.threshold_goal == "fpr" and self.calibration_share > 0
+
+    def _calibration_count(self) -> tuple[int, str]:
+        n = self.n_public_
+        if self._holds_out():
+            n_cal = int(round(n * self.calibration_share))
+            return n_cal, (
+                f"calibration_share={self.calibration_share:g} of the {n} public records, "
+                "held out of every model so that they are scored like a fresh candidate"
+            )
+        return n, f"the {n} public records, each scored by the models that did not train on it"
+
+    def _fit_public(self, X: Any, y: np.ndarray) -> None:
+        self.calibration_index_ = np.empty(0, dtype=np.int64)
+        self._calibration_records = None
+        if not self._holds_out():
+            self._fit(X, y)
+            return
+        fit_rows, cal_rows = _split_calibration(
+            self.n_public_, self.calibration_share, self._draw_seed()
+        )
+        self.calibration_index_ = cal_rows
+        self._calibration_records = (take_rows(X, cal_rows), y[cal_rows])
+        self._fit(take_rows(X, fit_rows), y[fit_rows])
+
+    def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
+        if self._calibration_records is not None:
+            records, self._calibration_records = self._calibration_records, None
+            return self._score(*records)
+        # pool records: each is scored by its OUT models (see the module docstring)
+        return self._score(X, y)
+
+    # --------------------------------------------------------------- the models
+    def _resolve_pkeep(
+        self, n_pool: int, n_models: int, pkeep: float, *, min_out: int | None = None,
+        need_in: int = 0,
+    ) -> float:
+        """The share of the pool each model trains on, from ``shadow_train_size``.
+
+        ``None`` keeps ``pkeep``. A share (a float) is taken as given, as the nearest
+        fraction ``a / b`` with ``b <= 16``. A number of records picks the balanced
+        share ``a / b`` (``b <= 16``) closest to it that leaves every record OUT for at
+        least ``min_out`` of the first ``n_models`` models (by default
+        :data:`MIN_OUT_MODELS` and :data:`MIN_OUT_SHARE` of them, at most half) and, for
+        an online attack, IN for at least ``need_in``; ``shadow_size_note_`` says when
+        that falls short of the number.
+        """
+        self.shadow_size_note_ = None
+        size = self.shadow_train_size
+        if size is None:
+            share = float(pkeep)
+        elif isinstance(size, float):
+            share = float(Fraction(size).limit_denominator(_MAX_BLOCK))
+            if abs(share - size) > 0.005:
+                raise ValueError(
+                    f"shadow_train_size={size!r} as a share of the pool must be close to a "
+                    f"fraction a/b with b <= {_MAX_BLOCK} (models train in balanced blocks)"
+                )
+        else:
+            if min_out is None:
+                min_out = min(max(MIN_OUT_MODELS, math.ceil(MIN_OUT_SHARE * n_models)),
+                              n_models // 2)
+            min_out = max(int(min_out), 1)
+            options = [
+                Fraction(a, b) for b in range(2, _MAX_BLOCK + 1) for a in range(1, b)
+                if math.floor(n_models * (b - a) / b + 1e-9) >= min_out
+                and math.floor(n_models * a / b + 1e-9) >= need_in
+            ]
+            if not options:
+                raise ValueError(
+                    f"{n_models} models cannot leave every record OUT for {min_out} of them "
+                    f"and IN for {need_in}: use more models"
+                )
+            # the closest in ratio; ties to the smaller share (and smaller blocks)
+            share = float(min(options, key=lambda f: (abs(math.log(f * n_pool / size)), f)))
+            got = int(round(share * n_pool))
+            if got < 0.9 * size:
+                self.shadow_size_note_ = (
+                    f"its models train on {got} records each, not the {size} the target did: "
+                    f"the pool has {n_pool} records and each must stay OUT of at least "
+                    f"{min_out} of the {n_models} models (the attack is weaker for it)"
+                )
+        self.pkeep_ = share
+        self.shadow_train_size_ = int(round(share * n_pool))
+        return share
 
     def _fit_population(
         self,
@@ -56,16 +203,24 @@ class ReferenceModelAttack(BaseMembershipAttack):
         n_models: int,
         statistic: str,
         pkeep: float = 0.5,
+        min_out: int | None = None,
+        need_in: int = 0,
+        share_models: int | None = None,
     ) -> Any:
         """Train ``n_models`` clones of ``estimator`` (the target's recipe when None).
 
-        The seed comes from the attack's random state; ``cache_dir`` gets one
-        sub-folder per attack, statistic and pool.
+        ``pkeep`` is the share of the pool each model trains on unless
+        ``shadow_train_size`` sets it (:meth:`_resolve_pkeep`, over the first
+        ``share_models`` models, all by default). The seed comes from the
+        attack's random state; ``cache_dir`` gets one sub-folder per attack, statistic
+        and pool.
         """
         if estimator is not None:
             recipe = clone_recipe(estimator, name=name, target=self.target)
         else:
             recipe = recipe_of(self.target, name=name)
+        share = self._resolve_pkeep(len(y), share_models or n_models, pkeep,
+                                    min_out=min_out, need_in=need_in)
         return fit_population(
             X,
             y,
@@ -73,7 +228,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
             classes=self.target_.classes_,
             n_models=n_models,
             statistic=statistic,
-            pkeep=pkeep,
+            pkeep=share,
             random_state=self._draw_seed(),
             n_jobs=self.n_jobs,
             cache_dir=self.cache_dir,
@@ -86,6 +241,8 @@ class ReferenceModelAttack(BaseMembershipAttack):
         """Index the pool; identical records share their masks (a copy IN is the record IN)."""
         self._pool = PoolIndex(X, y, in_masks)
         self.in_masks_ = self._pool.in_masks
+        # the OUT sets of records outside the pool are drawn from their content and this seed
+        self._outside_seed = self._draw_seed()
 
     def _set_moments(self, stats: np.ndarray) -> None:
         """OUT count, mean and squared deviations of each pool record's model scores."""
@@ -97,14 +254,57 @@ class ReferenceModelAttack(BaseMembershipAttack):
         y_raw = self.target_.classes_[y]
         return self.population_.statistics(X, y_raw).astype(np.float64)
 
+    def _outside_out_masks(self, X: Any, y: np.ndarray) -> np.ndarray:
+        """Which models score each record outside the pool, shape ``(n_models, n)``.
+
+        Records held out for calibration, and candidates scored against them, are
+        scored by every model; otherwise by an OUT set drawn like a pool record's.
+        """
+        n_models = self.in_masks_.shape[0]
+        if self.calibration_index_.size:
+            return np.ones((n_models, len(y)), dtype=bool)
+        return ~draw_record_in_masks(
+            record_keys(X, y), n_models, pkeep=self.pkeep_, seed=self._outside_seed
+        )
+
+    def out_model_masks(self, X: Any, y: Any) -> np.ndarray:
+        """Which models score each record as models that did not train on it.
+
+        A public record of the pool: the models it was OUT for. Any other record: as
+        many models, drawn per block of models the way a pool record's OUT set is,
+        from the record's content (the same record always gets the same set); all of
+        them for records scored against held-out calibration records
+        (``calibration_share > 0``).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n, d)
+            Records.
+        y : array-like of shape (n,)
+            Their labels.
+
+        Returns
+        -------
+        ndarray of bool of shape (n_models, n)
+            ``out[k, i]``: model ``k`` scores record ``i``.
+        """
+        check_is_fitted(self, "in_masks_")
+        y_idx = self._validate_records(X, y, "out_model_masks")
+        pos = self._pool.lookup(X, y_idx)
+        found = pos >= 0
+        out = self._outside_out_masks(X, y_idx)
+        out[:, found] = ~self.in_masks_[:, pos[found]]
+        return out
+
     def _candidate_moments(
         self, X: Any, y: np.ndarray, *, need_out: bool = True
     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Moments of the models' scores on each candidate, and which were pool records.
 
         A pool record takes its pool moments; any other record (and, with
-        ``need_out``, a pool record that no model was OUT for) is scored by every
-        model, all of them OUT (no IN moments: count 0, mean NaN).
+        ``need_out``, a pool record that no model was OUT for) is scored by the models
+        :meth:`_outside_out_masks` gives it, all of them OUT (no IN moments: count 0,
+        mean NaN).
 
         Returns
         -------
@@ -124,9 +324,23 @@ class ReferenceModelAttack(BaseMembershipAttack):
             mom[k][found] = v[pos[found]]
         miss = np.flatnonzero(~found)
         if miss.size:
-            stats = self._reference_statistics(take_rows(X, miss), y[miss])
-            c, mu, ssd = masked_moments(stats, np.ones(stats.shape, dtype=bool))
+            X_miss, y_miss = take_rows(X, miss), y[miss]
+            stats = self._reference_statistics(X_miss, y_miss)
+            c, mu, ssd = masked_moments(stats, self._outside_out_masks(X_miss, y_miss))
             mom["c_out"][miss], mom["mu_out"][miss], mom["ssd_out"][miss] = c, mu, ssd
             if "c_in" in mom:
                 mom["c_in"][miss], mom["mu_in"][miss], mom["ssd_in"][miss] = 0, np.nan, 0.0
         return mom, found
+
+
+def _split_calibration(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (model-training rows, held-out calibration rows) of ``n`` public records."""
+    n_cal = int(round(n * share))
+    if n_cal < 1 or n_cal > n - 2:
+        raise ValueError(
+            f"calibration_share={share:g} of {n} public records leaves {n_cal} records to "
+            f"calibrate the threshold and {n - n_cal} to train the shadow / reference "
+            "models; both need records (give the attack more public records)"
+        )
+    perm = np.random.RandomState(seed).permutation(n)
+    return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])

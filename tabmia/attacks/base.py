@@ -24,6 +24,7 @@ learn refuses the search instead of scoring every candidate NaN.
 from __future__ import annotations
 
 import copy
+import math
 import warnings
 from abc import ABCMeta, abstractmethod
 
@@ -39,15 +40,20 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
 from tabmia._records import record_hashes
-from tabmia.exceptions import DuplicateRecordsWarning
+from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning
 from tabmia.game import nonmember_rows, split_game_labels
 from tabmia.metrics import UnresolvableFPRError
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
-from tabmia.thresholds import GOALS, select_threshold
+from tabmia.thresholds import GOALS, resolves_fpr, select_threshold, smallest_resolvable_fpr
 
-__all__ = ["BaseMembershipAttack"]
+__all__ = ["BaseMembershipAttack", "MAX_FALLBACK_FPR"]
 
 _SEED_MAX = np.iinfo(np.int32).max
+
+#: Largest FPR ``unresolved_fpr="smallest"`` falls back to. An attack that flags one
+#: non-member in twenty no longer singles records out; fewer than 19 calibration
+#: records (the smallest FPR they promise is above this) are refused instead.
+MAX_FALLBACK_FPR = 0.05
 
 
 class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
@@ -66,6 +72,13 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     fpr : float, default=0.01
         FPR that ``threshold_`` promises on fresh non-members when
         ``threshold_goal="fpr"``.
+    unresolved_fpr : {"raise", "smallest"}, default="raise"
+        What ``fit`` does when its calibration records cannot promise ``fpr`` (``n``
+        non-member scores promise no FPR below ``1 / (n + 1)``): raise
+        :class:`~tabmia.metrics.UnresolvableFPRError`, or aim at the smallest FPR they
+        can promise (``fpr_``) with a :class:`~tabmia.exceptions.FPRFallbackWarning` --
+        unless that is above :data:`MAX_FALLBACK_FPR`, where a verdict would no longer
+        mean "singled out", which raises too. ``fit`` decides before it trains any model.
     prior : float, default=1.0
         Non-members per member among the candidates (``gamma``), for ``"max_ppv"``.
     proxy_estimator : estimator, default=None
@@ -87,22 +100,26 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         Column names of ``fit``'s ``X`` when it is a DataFrame with string names.
     threshold_ : float
         Decision threshold on ``decision_function``.
+    fpr_ : float or None
+        With ``threshold_goal="fpr"``, the FPR ``threshold_`` promises on fresh
+        non-members: ``fpr``, or the smallest FPR the calibration records can promise
+        (``unresolved_fpr="smallest"``). None for the other goals, which promise no
+        FPR.
+    n_calibration_ : int
+        Number of non-member scores ``threshold_`` was chosen from (see
+        ``calibration_scores_``).
     n_public_ : int
         Number of public records ``fit`` received.
     calibration_scores_ : ndarray
         Non-member scores ``threshold_`` was chosen from (the public records, or the
         proxy's non-members).
-    calibration_index_ : ndarray of int
-        Attacks with shadow or reference models (``calibration_share``), with
-        ``threshold_goal="fpr"``: the rows of ``fit``'s ``X`` held out of every
-        shadow / reference model and scored like fresh candidates to calibrate
-        ``threshold_``; the other rows train the models. Empty otherwise.
     """
 
     _parameter_constraints: dict[str, list[Any]] = {
         "target": "no_validation",
         "threshold_goal": [StrOptions(set(GOALS))],
         "fpr": [Interval(Real, 0, 1, closed="neither")],
+        "unresolved_fpr": [StrOptions({"raise", "smallest"})],
         "prior": [Interval(Real, 0, None, closed="neither")],
         "proxy_estimator": [None, HasMethods(["fit"])],
         "random_state": ["random_state"],
@@ -111,10 +128,6 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     #: Subclass hook behind the public :attr:`fit_includes_candidates` tag.
     _fit_includes_candidates: bool = False
 
-    #: Whether the score of a public record differs from that of a fresh record (it
-    #: trained some shadow / reference models), so that ``threshold_goal="fpr"`` must
-    #: hold out ``calibration_share`` of the public records from those models.
-    _holds_out_calibration: bool = False
 
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
@@ -161,19 +174,27 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         y : array-like of shape (n,)
             Their labels; or the labels of a membership game
             (:func:`tabmia.game.membership_game`), whose members are then left out:
-            only the game's non-members are public records.
+            only the game's non-members are public records. A game is played to rank
+            attacks (hyperparameter search with a ranking scorer), so there an
+            ``fpr`` the calibration records cannot promise is replaced by the smallest
+            they can, whatever ``unresolved_fpr`` says.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        UnresolvableFPRError
+            With ``threshold_goal="fpr"``, when the calibration records cannot promise
+            ``fpr`` (see ``unresolved_fpr``); raised before any model is trained.
         """
         labels, member = split_game_labels(y)
         if member is not None:
             X, labels = nonmember_rows(X, labels, member)
-        self._fit_scorer(X, labels)
+        self._fit_scorer(X, labels, ranking_only=member is not None)
         self.threshold_ = self._choose_threshold(X, np.asarray(labels), self._y_public)
         del self._y_public
-        self._calibration_records = None  # no copy of public records in the fitted attack
         return self
 
     def decision_function(self, X: Any, y: Any = None) -> np.ndarray:
@@ -209,15 +230,30 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         """Membership scores of candidate records (labels as indices); higher = member."""
 
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        """Scores of known non-members for ``threshold_goal="fpr"``.
+        """Scores of known non-members for ``threshold_goal="fpr"``, exchangeable with
+        a fresh non-member's score.
 
         By default the public records themselves. Attacks whose score was trained on
-        those records (e.g. a regressor) override this with out-of-fold scores.
+        those records override this (out-of-fold scores, held-out records, records
+        scored only by the models they did not train).
         """
         return self._score(X, y)
 
+    def _calibration_count(self) -> tuple[int, str]:
+        """How many calibration scores ``fit`` will have, and which records they are.
+
+        Known before any model is trained (``n_public_`` is set), so that an FPR they
+        cannot promise is refused up front. Overridden together with
+        :meth:`_nonmember_calibration_scores`.
+        """
+        return self.n_public_, f"the {self.n_public_} public records given to fit"
+
+    def _fit_public(self, X: Any, y: np.ndarray) -> None:
+        """Fit on the public records; attacks that hold some out override this."""
+        self._fit(X, y)
+
     # ------------------------------------------------------------------ internals
-    def _fit_scorer(self, X: Any, y: Any) -> None:
+    def _fit_scorer(self, X: Any, y: Any, *, ranking_only: bool = False) -> None:
         self._validate_params()
         self.target_ = self._make_target()
         self._rng_ = check_random_state(self.random_state)
@@ -226,37 +262,40 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self.n_public_ = n_rows(X)
         # online attacks are fitted on the candidates on purpose
         self._public_keys = None if self._fit_includes_candidates else record_hashes(X, y_idx)
-        self.calibration_index_ = np.empty(0, dtype=np.int64)
-        self._calibration_records = None
-        share = float(getattr(self, "calibration_share", 0.0) or 0.0)
-        if self._holds_out_calibration and self.threshold_goal == "fpr" and share > 0:
-            fit_rows, cal_rows = _split_calibration(self.n_public_, share, self._draw_seed())
-            self.calibration_index_ = cal_rows
-            self._calibration_records = (take_rows(X, cal_rows), y_idx[cal_rows])
-            self._fit(take_rows(X, fit_rows), y_idx[fit_rows])
-        else:
-            self._fit(X, y_idx)
+        self.fpr_ = self._resolve_fpr(ranking_only)
+        self._fit_public(X, y_idx)
         self._y_public = y_idx
 
-    def n_calibration_records(self, n_public: int) -> int:
-        """Number of non-member scores the ``threshold_goal="fpr"`` threshold is set from.
-
-        Parameters
-        ----------
-        n_public : int
-            Public records given to ``fit`` (online LiRA: the pool's known non-members).
-
-        Returns
-        -------
-        int
-            ``calibration_share`` of them for attacks that hold calibration records out
-            of their shadow / reference models, else all of them. The smallest FPR the
-            threshold can promise is ``1 / (n + 1)``.
-        """
-        share = float(getattr(self, "calibration_share", 0.0) or 0.0)
-        if self._holds_out_calibration and share > 0:
-            return int(round(n_public * share))
-        return int(n_public)
+    def _resolve_fpr(self, ranking_only: bool) -> float | None:
+        """The FPR ``threshold_`` will promise, settled before anything is trained."""
+        if self.threshold_goal != "fpr":
+            return None
+        n, which = self._calibration_count()
+        if n >= 1 and resolves_fpr(n, self.fpr):
+            return float(self.fpr)
+        fallback = smallest_resolvable_fpr(n) if n >= 1 else None
+        if fallback is not None and ranking_only:
+            return fallback
+        name = type(self).__name__
+        if (self.unresolved_fpr == "smallest" and fallback is not None
+                and fallback <= MAX_FALLBACK_FPR):
+            warnings.warn(
+                f"{name}: {n} calibration records ({which}) cannot promise "
+                f"fpr={self.fpr:g}; its threshold aims at fpr={fallback:g}, the smallest "
+                "they can", FPRFallbackWarning, stacklevel=4,
+            )
+            return fallback
+        need = math.ceil(1.0 / self.fpr - 1e-9) - 1
+        why = (f"; the smallest FPR they promise, {fallback:g}, is above "
+               f"{MAX_FALLBACK_FPR:g} (MAX_FALLBACK_FPR), where a flagged record is no "
+               "longer singled out" if self.unresolved_fpr == "smallest" and fallback else "")
+        reason = (f"fpr={self.fpr:g} cannot be promised from {n} calibration records "
+                  f"({which}): it needs at least {need}{why}")
+        exc = UnresolvableFPRError(
+            f"{name}: {reason}; give the attack more public records or ask for a larger fpr"
+        )
+        exc.reason = reason
+        raise exc
 
     def _make_target(self) -> TargetModel:
         if self.target is None:
@@ -331,33 +370,17 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
 
     def _choose_threshold(self, X: Any, y_raw: np.ndarray, y_idx: np.ndarray) -> float:
         if self.threshold_goal == "fpr":
-            if self._calibration_records is not None:
-                # held out of every shadow / reference model: scored exactly like a
-                # fresh candidate, hence exchangeable with a fresh non-member's score
-                neg = self._score(*self._calibration_records)
-            elif self._holds_out_calibration:
-                raise ValueError(
-                    f"{type(self).__name__}: threshold_goal='fpr' needs calibration_share "
-                    "> 0: public records that trained some shadow / reference models are "
-                    "not scored like a fresh non-member, so they cannot calibrate an FPR"
-                )
-            else:
-                neg = self._nonmember_calibration_scores(X, y_idx)
-            neg = np.asarray(neg, dtype=np.float64)
+            neg = np.asarray(self._nonmember_calibration_scores(X, y_idx), dtype=np.float64)
             if not np.all(np.isfinite(neg)):
                 raise ValueError(
                     f"{type(self).__name__} produced NaN or infinite scores on the public records"
                 )
             self.calibration_scores_ = neg
-            try:
-                return select_threshold(neg, goal="fpr", fpr=self.fpr)
-            except UnresolvableFPRError as exc:
-                raise UnresolvableFPRError(
-                    f"fpr={self.fpr:g} is too small for {neg.size} public non-member "
-                    f"records: {exc}"
-                ) from exc
+            self.n_calibration_ = int(neg.size)
+            return select_threshold(neg, goal="fpr", fpr=self.fpr_)
         neg, pos = self._proxy_calibration_scores(X, y_raw)
         self.calibration_scores_ = neg
+        self.n_calibration_ = int(neg.size)
         return select_threshold(
             neg, pos, goal=self.threshold_goal, fpr=self.fpr, prior=self.prior
         )
@@ -390,10 +413,8 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         in_idx = train_idx[: out_idx.size]
         proxy = recipe.fit(take_rows(X, train_idx), y[train_idx])
         proxy_attack = clone(self)
-        proxy_attack.set_params(target=proxy, threshold_goal="fpr")
-        if "calibration_share" in proxy_attack.get_params(deep=False):
-            # the proxy copy chooses no threshold: nothing to hold out
-            proxy_attack.set_params(calibration_share=0.0)
+        # the proxy copy only scores: it chooses no threshold and holds nothing out
+        proxy_attack.set_params(target=proxy, threshold_goal="max_advantage")
         proxy_attack._fit_scorer(take_rows(X, fit_idx), y[fit_idx])
         del proxy_attack._y_public
         neg = proxy_attack._scores(take_rows(X, out_idx), y[out_idx])
@@ -429,16 +450,3 @@ def statistic_from_legacy(
         f"be removed in 0.3; pass statistic={old!r}", FutureWarning, stacklevel=3,
     )
     return old
-
-
-def _split_calibration(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (model-training rows, held-out calibration rows) of ``n`` public records."""
-    n_cal = int(round(n * share))
-    if n_cal < 1 or n_cal > n - 2:
-        raise ValueError(
-            f"calibration_share={share:g} of {n} public records leaves {n_cal} records to "
-            f"calibrate the threshold and {n - n_cal} to train the shadow / reference "
-            "models; both need records (give the attack more public records)"
-        )
-    perm = np.random.RandomState(seed).permutation(n)
-    return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])

@@ -71,13 +71,12 @@ class CalibratedAttack(ReferenceModelAttack):
       torch targets (:class:`tabmia.shadow.TorchMLPClassifier` or an ``nn.Module``
       returning logits) with :class:`~tabmia.shadow.TorchMLPClassifier` references.
 
-    ``fit(X, y)`` trains the references on random halves of the public records, so
-    every public record is OUT for about half of them and its calibrated score
-    averages only those; a candidate outside the public data is OUT for all of them.
-    With ``threshold_goal="fpr"``, ``calibration_share`` of the public records train
-    no reference: they are scored like fresh candidates and calibrate ``threshold_``
-    (a reference model's own public records, calibrated by half the references, are
-    not exchangeable with a fresh record).
+    ``fit(X, y)`` trains the references on random halves of the public records (or
+    subsets of ``shadow_train_size`` records), so every public record is OUT for some
+    of them and its calibrated score averages only those; a candidate outside the
+    public data is scored by as many references, drawn the way a public record's OUT
+    set is. With ``threshold_goal="fpr"`` the public records, scored so, calibrate
+    ``threshold_`` (see :mod:`tabmia.attacks._reference`).
 
     Parameters
     ----------
@@ -111,14 +110,19 @@ class CalibratedAttack(ReferenceModelAttack):
         a true-class probability of exactly 0, half of its smallest positive one
         (``1/(2T)``: the Haldane-Anscombe correction); otherwise 1e-300. None:
         1e-300.
-    calibration_share : float in [0, 1), default=0.5
-        With ``threshold_goal="fpr"``, this share of the public records is held out
-        of every reference model and calibrates ``threshold_``: they are scored with all the
-        models, exactly like a fresh candidate, so their scores are exchangeable with a
-        fresh non-member's and the split-conformal FPR promise holds. The other
-        records train the models. (A public record that trained some of the models is
-        scored with only the others, and is not exchangeable with a fresh record.)
-        Not used by the other goals; ``0`` with ``threshold_goal="fpr"`` raises.
+    shadow_train_size : int, float or None, default=None
+        Records each reference model trains on. A count (e.g. the target's
+        training-set size, which the audit and the benchmark pass): the balanced share
+        ``a / b`` of the public records closest to it that leaves every record OUT for
+        at least two models (``shadow_size_note_`` says when the public records cannot
+        reach the count). A float: that share of the public records. None: half.
+    calibration_share : float in [0, 1), default=0.0
+        With ``threshold_goal="fpr"``: ``0`` calibrates ``threshold_`` on every
+        public record, scored by the reference models that did not train on it, and
+        scores every candidate by as many models drawn the same way (see
+        :mod:`tabmia.attacks._reference`). A positive share is held out of every
+        model instead and calibrates alone, scored by all models like every
+        candidate (exactly split-conformal; the models then train on fewer records).
     n_jobs : int, default=None
         Parallel jobs for training reference models (joblib).
     cache_dir : str or path, default=None
@@ -129,6 +133,9 @@ class CalibratedAttack(ReferenceModelAttack):
         Goal of ``threshold_`` (Procedure 5.1).
     fpr : float, default=0.01
         FPR promised on fresh non-members for ``threshold_goal="fpr"``.
+    unresolved_fpr : {"raise", "smallest"}, default="raise"
+        When the calibration records cannot promise ``fpr``: raise, or aim at the
+        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
     prior : float, default=1.0
         Non-members per member, for ``threshold_goal="max_ppv"``.
     proxy_estimator : estimator, default=None
@@ -194,12 +201,14 @@ class CalibratedAttack(ReferenceModelAttack):
         forgetting_epochs: int = 10,
         forgetting_lr: float | None = None,
         proba_floor: Any = "auto",
-        calibration_share: float = 0.5,
+        shadow_train_size: Any = None,
+        calibration_share: float = 0.0,
         n_jobs: int | None = None,
         cache_dir: Any = None,
         verbose: bool = False,
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
+        unresolved_fpr: str = "raise",
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
@@ -213,12 +222,14 @@ class CalibratedAttack(ReferenceModelAttack):
         self.forgetting_epochs = forgetting_epochs
         self.forgetting_lr = forgetting_lr
         self.proba_floor = proba_floor
+        self.shadow_train_size = shadow_train_size
         self.calibration_share = calibration_share
         self.n_jobs = n_jobs
         self.cache_dir = cache_dir
         self.verbose = verbose
         self.threshold_goal = threshold_goal
         self.fpr = fpr
+        self.unresolved_fpr = unresolved_fpr
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
@@ -297,7 +308,8 @@ class CalibratedAttack(ReferenceModelAttack):
             )
         n = y.shape[0]
         masks = draw_in_masks(
-            self.n_reference, n, pkeep=0.5, random_state=self._draw_seed()
+            self.n_reference, n, pkeep=self._resolve_pkeep(n, self.n_reference, 0.5),
+            random_state=self._draw_seed(),
         )
         y_raw = self.target_.classes_[y]
         models = []

@@ -100,8 +100,14 @@ class LiRAAttack(ReferenceModelAttack):
         ``"per_example"``: each record's own variance of the shadows' scores, floored
         at ``VARIANCE_FLOOR_SHARE`` (0.1) times the global one. ``"global"``: one
         variance for all records, the pooled within-record variance of the pool's
-        shadow scores (separately for IN and OUT). ``"auto"``: global when
-        ``n_shadow < 64``, else per-example (Sec. VI-B, Fig. 9).
+        shadow scores (separately for IN and OUT). ``"auto"``: global. Sec. VI-B
+        finds per-example variances better from 64 shadows of image models; on
+        gradient-boosted tabular targets they are far worse at 16 and at 64 shadows
+        (``benchmarks/results/calibration_designs.md``): a record's own spread over
+        shadows that trained on other data than the target is not the spread of the
+        target's score, and a floored small variance turns that difference into
+        confident false positives. Letting the shadows play the target does not
+        reveal this (they share the shadows' spread), so "auto" does not search.
     proba_clip : float, "auto" or None, default="auto"
         Probabilities are clipped to ``[proba_clip, 1 - proba_clip]`` before logit
         scaling (applied as a clip of the score at ``+-logit(1 - proba_clip)``).
@@ -125,17 +131,26 @@ class LiRAAttack(ReferenceModelAttack):
         clipping.
     pkeep : float, default=0.5
         Share of the pool each shadow trains on (and of the shadows each pool record
-        is IN for). Choose it so that ``pkeep * len(pool)`` is close to the size of
-        the target's training set (e.g. 0.25 for a pool of public records plus
-        candidates that is four times that size).
-    calibration_share : float in [0, 1), default=0.5
-        With ``threshold_goal="fpr"``, this share of the public records is held out
-        of every shadow model and calibrates ``threshold_``: they are scored with all the
-        models, exactly like a fresh candidate, so their scores are exchangeable with a
-        fresh non-member's and the split-conformal FPR promise holds. The other
-        records train the models. (A public record that trained some of the models is
-        scored with only the others, and is not exchangeable with a fresh record.)
-        Not used by the other goals; ``0`` with ``threshold_goal="fpr"`` raises.
+        is IN for), a fraction ``a / b`` with ``b <= 64``: per block of ``b`` shadows
+        every record is IN for ``a`` of them. Ignored when ``shadow_train_size`` is set.
+    shadow_train_size : int, float or None, default=None
+        Records each shadow trains on. A count (e.g. the target's training-set size,
+        which the audit and the benchmark pass): the shadows learn what the target
+        learned only when they see as much data, so the share of the pool is the
+        balanced ``a / b`` closest to it that leaves every record OUT for at least
+        ``MIN_OUT_MODELS`` shadows and a quarter of them (offline: at most 3/4 of the
+        pool) or, online, OUT for half and IN for at least two (at most half the pool:
+        the IN and OUT means are compared), and ``shadow_size_note_`` says when the
+        pool cannot reach the count. A float: that share of the pool (like ``pkeep``).
+        None: ``pkeep``.
+    calibration_share : float in [0, 1), default=0.0
+        With ``threshold_goal="fpr"`` (offline): ``0`` calibrates ``threshold_`` on
+        every public record, scored by the shadows that did not train on it, and
+        scores every candidate by as many shadows drawn the same way (see
+        :mod:`tabmia.attacks._reference`). A positive share is held out of every
+        shadow instead and calibrates alone, scored by all shadows like every
+        candidate (exactly split-conformal; the shadows then train on fewer records).
+        Online LiRA calibrates on ``known_nonmembers`` and ignores it.
     n_jobs : int, default=None
         Parallel jobs for training shadows (joblib).
     cache_dir : str or path, default=None
@@ -148,6 +163,9 @@ class LiRAAttack(ReferenceModelAttack):
         Goal of ``threshold_`` (Procedure 5.1).
     fpr : float, default=0.01
         FPR promised on fresh non-members for ``threshold_goal="fpr"``.
+    unresolved_fpr : {"raise", "smallest"}, default="raise"
+        When the calibration records cannot promise ``fpr``: raise, or aim at the
+        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
     prior : float, default=1.0
         Non-members per member, for ``threshold_goal="max_ppv"``.
     proxy_estimator : estimator, default=None
@@ -180,26 +198,37 @@ class LiRAAttack(ReferenceModelAttack):
     threshold_ : float
         Decision threshold on ``decision_function``.
     calibration_scores_ : ndarray
-        Null scores ``threshold_`` was chosen from. Offline: the held-out public
-        records (``calibration_index_``), scored with every shadow like a fresh
-        candidate. Online: the pool's known non-members (``known_nonmembers``).
+        Null scores ``threshold_`` was chosen from. Offline: the public records, each
+        scored by its OUT shadows (or the held-out ones, ``calibration_index_``, with
+        ``calibration_share > 0``). Online: the pool's known non-members
+        (``known_nonmembers``).
+    fpr_ : float or None
+        The FPR ``threshold_`` promises (``threshold_goal="fpr"``).
+    pkeep_ : float
+        Share of the pool each shadow trained on (``pkeep``, or from
+        ``shadow_train_size``).
+    shadow_train_size_ : int
+        Records each shadow trained on.
+    shadow_size_note_ : str or None
+        Why the shadows train on fewer records than ``shadow_train_size``, if they do.
 
     Notes
     -----
     ``threshold_goal="fpr"`` promises the FPR on fresh non-members through
-    split-conformal calibration, which needs calibration scores exchangeable with a
-    fresh non-member's. Offline, the public records that trained shadows are scored
-    with only the shadows that were OUT for them, a fresh candidate with all of them;
-    the two are not exchangeable (when the target's non-member scores spread more
-    than the shadows' do, the threshold ran low and the FPR high), so
-    ``calibration_share`` of the public records train no shadow and calibrate
-    instead. Online, the promise covers candidates that were in the pool ``fit``
-    received, and ``fit`` must be told which pool records are known non-members
-    (``known_nonmembers``): they are IN and OUT for the shadows exactly like a
-    non-member candidate. Without it, ``threshold_goal="fpr"`` raises: a null
-    simulated by letting shadows play the target ran below the real target's
-    non-members whenever the target was trained differently from the shadows.
-    Candidates outside the pool (scored with ``shift_``) are not covered.
+    split-conformal calibration, which needs calibration scores distributed like a
+    fresh non-member's. Offline, a public record is scored by the shadows that were
+    OUT for it (a share ``1 - pkeep_`` of them) and a fresh candidate by as many
+    shadows, drawn per block as a pool record's OUT set is (from a hash of the record,
+    so not from its membership): the models behind both scores trained on as many
+    public records, none of them the scored one (the reasoning, and what is not exact
+    about it, are in :mod:`tabmia.attacks._reference`). Scoring a candidate with all
+    shadows instead, while public records are scored with their OUT shadows, made the
+    two differ (when the target's non-member scores spread more than the shadows' do,
+    the threshold ran low and the FPR high). Online, the promise covers candidates
+    that were in the pool ``fit`` received, and ``fit`` must be told which pool
+    records are known non-members (``known_nonmembers``): they are IN and OUT for the
+    shadows exactly like a non-member candidate. Without it, ``threshold_goal="fpr"``
+    raises. Candidates outside the pool (scored with ``shift_``) are not covered.
 
     The global variance (Sec. VI-B) is the pooled within-record variance
     ``sum_i sum_k (s_ki - mu_i)^2 / sum_i (k_i - 1)`` over pool records: the spread of
@@ -261,12 +290,14 @@ class LiRAAttack(ReferenceModelAttack):
         variance: str = "auto",
         proba_clip: Any = "auto",
         pkeep: float = 0.5,
-        calibration_share: float = 0.5,
+        shadow_train_size: Any = None,
+        calibration_share: float = 0.0,
         n_jobs: int | None = None,
         cache_dir: Any = None,
         verbose: bool = False,
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
+        unresolved_fpr: str = "raise",
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
@@ -279,12 +310,14 @@ class LiRAAttack(ReferenceModelAttack):
         self.variance = variance
         self.proba_clip = proba_clip
         self.pkeep = pkeep
+        self.shadow_train_size = shadow_train_size
         self.calibration_share = calibration_share
         self.n_jobs = n_jobs
         self.cache_dir = cache_dir
         self.verbose = verbose
         self.threshold_goal = threshold_goal
         self.fpr = fpr
+        self.unresolved_fpr = unresolved_fpr
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
@@ -294,11 +327,23 @@ class LiRAAttack(ReferenceModelAttack):
         """Online LiRA trains its shadows on a pool that contains the candidates."""
         return bool(self.online)
 
-    @property
-    def _holds_out_calibration(self) -> bool:  # type: ignore[override]
-        """Offline: a public record is scored with its OUT shadows only, a fresh one
-        with all of them; online calibrates on known non-members inside the pool."""
-        return not self.online
+    def _holds_out(self) -> bool:
+        # online LiRA calibrates on the known non-members inside its pool
+        return not self.online and super()._holds_out()
+
+    def _calibration_count(self) -> tuple[int, str]:
+        if not self.online:
+            return super()._calibration_count()
+        mask = self._known_nonmembers
+        if mask is None or not mask.any():
+            raise ValueError(
+                "online LiRA promises an FPR (threshold_goal='fpr') only when fit() is told "
+                "which pool records are known non-members of the target: pass "
+                "known_nonmembers= (a boolean mask of the pool, True for the attacker's "
+                "public records), or use the offline attack or another threshold_goal"
+            )
+        n = int(mask.sum())
+        return n, f"the pool's {n} known non-members (known_nonmembers)"
 
     def fit(self, X: Any, y: Any, known_nonmembers: Any = None) -> LiRAAttack:
         """Train the shadows on ``(X, y)`` and choose ``threshold_``.
@@ -344,15 +389,19 @@ class LiRAAttack(ReferenceModelAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_shadow": 4}
 
-    # ----------------------------------------------------------------------- fit
-    def _fit(self, X: Any, y: np.ndarray) -> None:
+    def _checked_pkeep(self) -> float:
+        """``pkeep``, refused when it leaves records without OUT (online: IN) shadows."""
         n_out_min = math.floor(self.n_shadow * (1.0 - self.pkeep) + 1e-9)
         n_in_min = math.floor(self.n_shadow * self.pkeep + 1e-9)
-        if n_out_min < 1 or (self.online and n_in_min < 1):
+        if self.shadow_train_size is None and (n_out_min < 1 or (self.online and n_in_min < 1)):
             raise ValueError(
                 f"n_shadow={self.n_shadow} with pkeep={self.pkeep} leaves some records "
                 "without OUT" + (" or IN" if self.online else "") + " shadows; use more shadows"
             )
+        return self.pkeep
+
+    # ----------------------------------------------------------------------- fit
+    def _fit(self, X: Any, y: np.ndarray) -> None:
         self.population_ = self._fit_population(
             X,
             y,
@@ -360,15 +409,17 @@ class LiRAAttack(ReferenceModelAttack):
             name="shadow_estimator",
             n_models=self.n_shadow,
             statistic=self.statistic,
-            pkeep=self.pkeep,
+            pkeep=self._checked_pkeep(),
+            # online, a record's IN and OUT means are compared: neither side may be
+            # starved (measured: half the pool beat two thirds on the benchmark tasks)
+            min_out=self.n_shadow // 2 if self.online else None,
+            need_in=2 if self.online else 0,
         )
         self._index_pool(X, y, self.population_.in_masks_)
 
-        self.variance_ = (
-            ("global" if self.n_shadow < 64 else "per_example")
-            if self.variance == "auto"
-            else self.variance
-        )
+        # per-example variances fit the shadows' own spread, which is not the target's
+        # when the target trained on other (often more) data: global unless asked for
+        self.variance_ = "global" if self.variance == "auto" else self.variance
         t_pool, p_true = self._raw_target_statistic(X, y)
         self.proba_clip_, self.clip_search_ = self._resolve_clip(p_true)
         self._clip = _logit_bound(self.proba_clip_)
@@ -549,16 +600,9 @@ class LiRAAttack(ReferenceModelAttack):
 
     # ---------------------------------------------------------------- threshold
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        # offline attacks calibrate on held-out records (``calibration_share``)
-        mask = getattr(self, "_known_nonmembers", None)
-        if mask is None or not mask.any():
-            raise ValueError(
-                "online LiRA promises an FPR (threshold_goal='fpr') only when fit() is told "
-                "which pool records are known non-members of the target: pass "
-                "known_nonmembers= (a boolean mask of the pool, True for the attacker's "
-                "public records), or use the offline attack or another threshold_goal"
-            )
+        if not self.online:
+            return super()._nonmember_calibration_scores(X, y)
         # known non-members in the pool are IN / OUT for the shadows exactly like a
         # non-member candidate in the pool: their online scores are exchangeable
-        rows = np.flatnonzero(mask)
+        rows = np.flatnonzero(self._known_nonmembers)
         return self._score(take_rows(X, rows), y[rows])

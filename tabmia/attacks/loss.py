@@ -37,6 +37,9 @@ class ScoreAttack(BaseMembershipAttack):
         Goal of ``threshold_`` (Procedure 5.1).
     fpr : float, default=0.01
         FPR promised on fresh non-members for ``threshold_goal="fpr"``.
+    unresolved_fpr : {"raise", "smallest"}, default="raise"
+        When the calibration records cannot promise ``fpr``: raise, or aim at the
+        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
     prior : float, default=1.0
         Non-members per member, for ``threshold_goal="max_ppv"``.
     proxy_estimator : estimator, default=None
@@ -88,6 +91,7 @@ class ScoreAttack(BaseMembershipAttack):
         class_based: bool = False,
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
+        unresolved_fpr: str = "raise",
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
@@ -98,6 +102,7 @@ class ScoreAttack(BaseMembershipAttack):
         self.class_based = class_based
         self.threshold_goal = threshold_goal
         self.fpr = fpr
+        self.unresolved_fpr = unresolved_fpr
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
@@ -165,6 +170,7 @@ class LossAttack(ScoreAttack):
         class_based: bool = False,
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
+        unresolved_fpr: str = "raise",
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
@@ -173,6 +179,7 @@ class LossAttack(ScoreAttack):
         self.class_based = class_based
         self.threshold_goal = threshold_goal
         self.fpr = fpr
+        self.unresolved_fpr = unresolved_fpr
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state

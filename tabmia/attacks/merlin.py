@@ -220,6 +220,9 @@ class MerlinAttack(_PerturbationAttack):
         Goal of ``threshold_`` (Procedure 5.1).
     fpr : float, default=0.01
         FPR promised on fresh non-members for ``threshold_goal="fpr"``.
+    unresolved_fpr : {"raise", "smallest"}, default="raise"
+        When the calibration records cannot promise ``fpr``: raise, or aim at the
+        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
     prior : float, default=1.0
         Non-members per member (``gamma``) for ``threshold_goal="max_ppv"``.
     proxy_estimator : estimator, default=None
@@ -293,6 +296,7 @@ class MerlinAttack(_PerturbationAttack):
         max_batch_rows: int | None = None,
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
+        unresolved_fpr: str = "raise",
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
@@ -307,6 +311,7 @@ class MerlinAttack(_PerturbationAttack):
         self.max_batch_rows = max_batch_rows
         self.threshold_goal = threshold_goal
         self.fpr = fpr
+        self.unresolved_fpr = unresolved_fpr
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
@@ -444,6 +449,8 @@ class MorganAttack(_PerturbationAttack):
         an FPR promise.
     fpr : float, default=0.01
         Unused (kept for the common interface).
+    unresolved_fpr : {"raise", "smallest"}, default="raise"
+        Unused (kept for the common interface).
     prior : float, default=1.0
         Non-members per member (``gamma``) in the PPV.
     proxy_estimator : estimator, default=None
@@ -510,6 +517,7 @@ class MorganAttack(_PerturbationAttack):
         n_thresholds: int = 50,
         threshold_goal: str = "max_ppv",
         fpr: float = 0.01,
+        unresolved_fpr: str = "raise",
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
@@ -525,6 +533,7 @@ class MorganAttack(_PerturbationAttack):
         self.n_thresholds = n_thresholds
         self.threshold_goal = threshold_goal
         self.fpr = fpr
+        self.unresolved_fpr = unresolved_fpr
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
@@ -533,18 +542,20 @@ class MorganAttack(_PerturbationAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_noise": 8, "noise_scale": "std", "sigma": 0.1, "n_thresholds": 10}
 
+    def _calibration_count(self) -> tuple[int, str]:
+        # asked only for threshold_goal="fpr", before anything is fitted
+        raise ValueError(
+            "MorganAttack cannot promise an FPR (threshold_goal='fpr'): its three "
+            "thresholds are chosen on a proxy model and its proxy FPR does not carry "
+            "over to the target's non-members; use threshold_goal='max_ppv' or "
+            "'max_advantage', or MerlinAttack / another attack for an FPR promise"
+        )
+
     def _fit(self, X: Any, y: np.ndarray) -> None:
         n = n_rows(X)
         if n < 40:
             raise ValueError(
                 f"MorganAttack needs public records to train a proxy model; got only {n}"
-            )
-        if self.threshold_goal == "fpr":
-            raise ValueError(
-                "MorganAttack cannot promise an FPR (threshold_goal='fpr'): its three "
-                "thresholds are chosen on a proxy model and its proxy FPR does not carry "
-                "over to the target's non-members; use threshold_goal='max_ppv' or "
-                "'max_advantage', or MerlinAttack / another attack for an FPR promise"
             )
         self._fit_noise(X)
         if self.proxy_estimator is not None:

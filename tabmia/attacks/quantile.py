@@ -239,6 +239,7 @@ class QuantileAttack(BaseMembershipAttack):
         device: str = "auto",
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
+        unresolved_fpr: str = "raise",
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
@@ -256,6 +257,7 @@ class QuantileAttack(BaseMembershipAttack):
         self.device = device
         self.threshold_goal = threshold_goal
         self.fpr = fpr
+        self.unresolved_fpr = unresolved_fpr
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state

@@ -35,6 +35,9 @@ __all__ = ["RMIAAttack", "rmia_fraction", "A_GRID"]
 
 #: Values of ``a`` tried when ``a="auto"`` (the paper's grid, step 0.1).
 A_GRID: tuple[float, ...] = tuple(np.round(np.linspace(0.0, 1.0, 11), 2))
+#: ``shadow_train_size`` leaves every public record OUT for at least this many
+#: reference models (fewer with fewer than twice as many): ``p(x)`` averages them.
+MIN_OUT_REFERENCES = 2
 #: Probabilities are floored here before taking logarithms.
 _P_FLOOR = 1e-30
 
@@ -79,14 +82,15 @@ class RMIAAttack(ReferenceModelAttack):
     """Offline RMIA: pairwise likelihood ratios against population records.
 
     ``fit(X, y)`` trains ``n_reference`` reference models on random halves of the
-    public records (plus one more to tune ``a`` when ``a="auto"``), and draws the
-    population records ``z`` from the public records (with ``threshold_goal="fpr"``,
-    from those not held out for calibration, see ``calibration_share``). ``decision_function(X, y)``
-    is the share of ``z`` that each candidate dominates (``LR(x, z) >= gamma``).
+    public records (or subsets of ``shadow_train_size`` records), plus one more to
+    tune ``a`` when ``a="auto"``, and takes the population records ``z`` from the
+    public records. ``decision_function(X, y)`` is the share of ``z`` that each
+    candidate dominates (``LR(x, z) >= gamma``).
 
-    ``p(x)`` of a candidate averages the reference models that were OUT for it (all
-    of them for a record outside the public data); ``p(z)`` of a population record
-    likewise averages only the references that did not train on ``z``.
+    ``p(x)`` of a public record averages the reference models that were OUT for it;
+    a record outside the public data is scored by as many references, drawn the way
+    a public record's OUT set is; ``p(z)`` of a population record likewise averages
+    only the references that did not train on ``z``.
 
     Parameters
     ----------
@@ -115,14 +119,19 @@ class RMIAAttack(ReferenceModelAttack):
         arctan(r_x)/pi) / (2 n_z)``: ties are broken by the candidate's own ratio
         ``r_x``, which the share is already monotone in, so no two candidates swap
         order and ``floor(score * n_z)`` is still the count.
-    calibration_share : float in [0, 1), default=0.5
-        With ``threshold_goal="fpr"``, this share of the public records is held out
-        of every reference model and calibrates ``threshold_``: they are scored with all the
-        models, exactly like a fresh candidate, so their scores are exchangeable with a
-        fresh non-member's and the split-conformal FPR promise holds. The other
-        records train the models. (A public record that trained some of the models is
-        scored with only the others, and is not exchangeable with a fresh record.)
-        Not used by the other goals; ``0`` with ``threshold_goal="fpr"`` raises.
+    shadow_train_size : int, float or None, default=None
+        Records each reference model trains on. A count (e.g. the target's
+        training-set size, which the audit and the benchmark pass): the balanced share
+        ``a / b`` of the public records closest to it that leaves every record OUT for
+        at least two models (``shadow_size_note_`` says when the public records cannot
+        reach the count). A float: that share of the public records. None: half.
+    calibration_share : float in [0, 1), default=0.0
+        With ``threshold_goal="fpr"``: ``0`` calibrates ``threshold_`` on every
+        public record, scored by the reference models that did not train on it, and
+        scores every candidate by as many models drawn the same way (see
+        :mod:`tabmia.attacks._reference`). A positive share is held out of every
+        model instead and calibrates alone, scored by all models like every
+        candidate (exactly split-conformal; the models then train on fewer records).
     n_jobs : int, default=None
         Parallel jobs for training reference models (joblib).
     cache_dir : str or path, default=None
@@ -133,6 +142,9 @@ class RMIAAttack(ReferenceModelAttack):
         Goal of ``threshold_`` (Procedure 5.1).
     fpr : float, default=0.01
         FPR promised on fresh non-members for ``threshold_goal="fpr"``.
+    unresolved_fpr : {"raise", "smallest"}, default="raise"
+        When the calibration records cannot promise ``fpr``: raise, or aim at the
+        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
     prior : float, default=1.0
         Non-members per member, for ``threshold_goal="max_ppv"``.
     proxy_estimator : estimator, default=None
@@ -162,14 +174,15 @@ class RMIAAttack(ReferenceModelAttack):
 
     Notes
     -----
-    With ``threshold_goal="fpr"`` the records that calibrate ``threshold_``
-    (``calibration_share`` of the public records) train no reference model and are
-    not population records ``z``: each is scored with every reference and against
-    the same ``z`` as a fresh candidate. Calibrating on the reference models' own
-    public records instead made the threshold conservative: their ``p(x)`` averages
-    only the references that were OUT for them (about half), a noisier mean whose
-    upper tail runs above that of a fresh record's, and each counted itself among
-    the ``z``.
+    With ``threshold_goal="fpr"`` every public record calibrates ``threshold_``: its
+    ``p(x)`` averages the references that did not train on it, and a fresh
+    candidate's averages as many references, drawn the way a public record's OUT set
+    is (:mod:`tabmia.attacks._reference`). Scoring fresh candidates with every
+    reference instead made the threshold conservative: a mean over about half the
+    references is noisier, and its upper tail runs above that of a mean over all of
+    them. The score of a record is the same function of its ``r_x`` for public
+    records and candidates (the share of ``z`` with ``r_z <= r_x``), so calibrating
+    on the public records' scores is calibrating on their ``r_x``.
 
     With one shared set of ``z``, the score is a monotone function of ``r_x``: the
     pairwise comparison does not change the ranking of candidates, it gives the
@@ -214,12 +227,14 @@ class RMIAAttack(ReferenceModelAttack):
         gamma: float = 1.0,
         n_population: int | None = None,
         tie_break: bool = True,
-        calibration_share: float = 0.5,
+        shadow_train_size: Any = None,
+        calibration_share: float = 0.0,
         n_jobs: int | None = None,
         cache_dir: Any = None,
         verbose: bool = False,
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
+        unresolved_fpr: str = "raise",
         prior: float = 1.0,
         proxy_estimator: Any = None,
         random_state: Any = None,
@@ -231,12 +246,14 @@ class RMIAAttack(ReferenceModelAttack):
         self.gamma = gamma
         self.n_population = n_population
         self.tie_break = tie_break
+        self.shadow_train_size = shadow_train_size
         self.calibration_share = calibration_share
         self.n_jobs = n_jobs
         self.cache_dir = cache_dir
         self.verbose = verbose
         self.threshold_goal = threshold_goal
         self.fpr = fpr
+        self.unresolved_fpr = unresolved_fpr
         self.prior = prior
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
@@ -262,6 +279,10 @@ class RMIAAttack(ReferenceModelAttack):
             n_models=n_models,
             statistic="confidence",
             pkeep=0.5,
+            # the model that tunes ``a`` plays the target: records must stay OUT of
+            # some of the others
+            share_models=max(self.n_reference, 2),
+            min_out=min(MIN_OUT_REFERENCES, max(self.n_reference // 2, 1)),
         )
         self.population_ = pop
         self._index_pool(X, y, pop.in_masks_)

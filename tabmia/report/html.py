@@ -15,7 +15,7 @@ from tabmia.metrics import (
     dp_consistency, dp_ppv_bound, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
 )
 from tabmia.report.plots import plot_roc, plot_score_histograms
-from tabmia.report.tables import results_table
+from tabmia.report.tables import format_scores, results_table
 from tabmia.report.verdict import own_threshold_summary, verdict_lines
 
 __all__ = ["riskiest_records", "write_html_report"]
@@ -24,14 +24,26 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;
 color:#1d232a;line-height:1.45;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:.85em;margin:.6em 0}th,td{border:1px solid #d0d7de;padding:4px 8px;
+h3{font-size:1em;margin:1.2em 0 .3em}
+table{border-collapse:collapse;font-size:.85em;margin:.6em 0}th,td{border:1px solid #d0d7de;padding:3px 6px;
 text-align:right}th{background:#f3f5f7;font-weight:600}td:first-child,th:first-child{text-align:left}
-.note{color:#57606a;font-size:.9em}.figs{display:flex;flex-wrap:wrap;gap:1em}.figs img{max-width:100%;
+.note{color:#57606a;font-size:.9em}.figs{display:flex;flex-wrap:wrap;gap:1em}.figs img{max-width:100%;box-sizing:border-box;
 border:1px solid #eee}.masked{color:#8c959f;letter-spacing:.1em}.key{display:inline-block;
 background:#f3f5f7;border-radius:4px;padding:2px 8px;margin:2px 6px 2px 0}
 .verdict{background:#f6f8fa;border-left:4px solid #0969da;padding:.2em 1em .6em;margin-top:1em}
-.verdict h2{border:none;margin-top:.6em}.verdict li{margin:.3em 0}
+.verdict h2{border:none;margin-top:.6em}.verdict li{margin:.3em 0}.risk{font-size:1.08em;font-weight:600}
+.gate{border-left-color:#8250df}
+.fit th{font-size:.95em}
+td.yes{background:#dafbe1;font-weight:600}td.no{background:#ffebe9;font-weight:600}
+td.unresolved{background:#fff8c5;font-weight:600}
+td.detail{text-align:left;color:#57606a;font-size:.9em;border-top:none}
 .wide{overflow-x:auto}footer{margin-top:2em}code{font-size:.85em;word-break:break-all}
+@page{size:A4;margin:12mm}
+@media print{body{max-width:none;margin:0;padding:0;font-size:10pt}.wide{overflow:visible}
+.wide th,.wide td{overflow-wrap:anywhere}.wide td:first-child{overflow-wrap:normal}
+table{font-size:7pt;width:100%}th,td{padding:2px 3px}
+.figs{display:block}.figs img{max-width:100%;break-inside:avoid}h2,h3{break-after:avoid}
+tr,.verdict{break-inside:avoid}}
 """
 
 
@@ -44,13 +56,28 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _table_html(df: pd.DataFrame) -> str:
+def _table_html(df: pd.DataFrame, *, css_class: str = "",
+                cell_class: dict[str, Any] | None = None, details: Any = None) -> str:
+    """A table of strings; ``cell_class`` maps a column to a function giving each of its
+    cells a CSS class (e.g. the DP verdict's colour); ``details`` (one string per row)
+    follow their row as a full-width row, so long text widens no column."""
+    cell_class = cell_class or {}
+    details = [None] * len(df) if details is None else list(details)
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
-        for row in df.itertuples(index=False)
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    rows = []
+    for row, detail in zip(df.itertuples(index=False), details):
+        cells = []
+        for col, v in zip(df.columns, row):
+            cls = cell_class[col](v) if col in cell_class else ""
+            cells.append(f"<td class='{cls}'>" if cls else "<td>")
+            cells.append(f"{html.escape(str(v))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+        if detail is not None:
+            rows.append(f"<tr><td class='detail' colspan='{len(df.columns)}'>"
+                        f"{html.escape(str(detail))}</td></tr>")
+    table_class = f" class='{css_class}'" if css_class else ""
+    return (f"<table{table_class}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
+            "</tbody></table>")
 
 
 def riskiest_records(scores: pd.DataFrame, *, top_k: int = 20, repeat: int = 0) -> pd.DataFrame:
@@ -103,23 +130,54 @@ def riskiest_records(scores: pd.DataFrame, *, top_k: int = 20, repeat: int = 0) 
     return out.head(top_k).reset_index(drop=True)
 
 
+def _format_scores(shown: pd.DataFrame, thresholds: dict[str, float]) -> dict[str, str]:
+    """Print each ``score: <attack>`` column of ``shown`` in place so that every printed
+    score is on the same side of the printed threshold as the score itself
+    (:func:`~tabmia.report.tables.format_scores`); returns new column names that carry
+    the threshold."""
+    names = {}
+    for col in [c for c in shown.columns if c.startswith("score: ")]:
+        t = thresholds.get(col[len("score: "):])
+        t = float(t) if t is not None and np.isfinite(t) else np.nan
+        shown[col], printed = format_scores(shown[col].to_numpy(float), t)
+        if np.isfinite(t):
+            names[col] = f"{col} (flagged at ≥ {printed})"
+    return names
+
+
 def _interval(v: float, lo: float, hi: float, digits: int = 3) -> str:
     return f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
+def _verdict_class(text: str) -> str:
+    return {"yes": "yes", "no": "no"}.get(str(text).split(":")[0], "unresolved")
+
+
+#: The DP table's decisive column (first after the attack, so no layout can hide it).
+DP_VERDICT_COLUMN = "consistent with the claim?"
+
+
 def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tuple[float, ...]) -> str:
+    """Two tables that fit the page: the DP check per attack, then PPV against its bound."""
     summary = own_threshold_summary(metrics)
     n_seeds = int(summary["n_seeds"].max())
-    rows = []
+    checks, ppvs = [], []
+    meaning = {"yes": "yes", "no": "no: the claim cannot hold", "not resolved": "not resolved"}
     for name, r in summary.iterrows():
         tp, n_pos, fp, n_neg = (int(r[k]) for k in ("tp", "n_members", "fp", "n_nonmembers"))
         check = dp_consistency(tp, n_pos, fp, n_neg, epsilon, delta)
-        row = {"attack": name, "members flagged": f"{tp}/{n_pos}",
-               "TPR measured": _interval(r["tpr"], r["tpr_low"], r["tpr_high"], 4),
-               "non-members flagged": f"{fp}/{n_neg}",
-               "FPR measured": _interval(r["fpr"], r["fpr_low"], r["fpr_high"], 4),
-               "TPR bound at measured FPR": f"{check['tpr_bound']:.4f}",
-               "TPR bound at FPR upper bound": f"{check['tpr_bound_at_fpr_high']:.4f}"}
+        eps = empirical_epsilon(tp, n_pos, fp, n_neg, delta=delta)
+        checks.append({
+            "attack": name, DP_VERDICT_COLUMN: meaning[check["verdict"]],
+            "members flagged: TPR [95%]": f"{tp}/{n_pos}: "
+                                          + _interval(r["tpr"], r["tpr_low"], r["tpr_high"], 4),
+            "non-members flagged: FPR [95%]": f"{fp}/{n_neg}: "
+                                              + _interval(r["fpr"], r["fpr_low"], r["fpr_high"], 4),
+            "largest TPR the claim allows, at the measured FPR / at its upper bound":
+                f"{check['tpr_bound']:.4f} / {check['tpr_bound_at_fpr_high']:.4f}",
+            "ε lower bound (95%)": f"{eps['epsilon_lower']:.2f}",
+        })
+        row = {"attack": name}
         for g in gammas:
             lo, hi = ppv_interval(tp, n_pos, fp, n_neg, g)
             text = _interval(ppv(r["tpr"], r["fpr"], g), lo, hi)
@@ -129,10 +187,7 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
                 text += f" not resolved by {n_neg} non-members"
             row[f"PPV γ={g:g} measured"] = text
             row[f"PPV γ={g:g} bound"] = f"{dp_ppv_bound(max(r['fpr'], 1e-12), epsilon, delta, g):.3f}"
-        eps = empirical_epsilon(tp, n_pos, fp, n_neg, delta=delta)
-        row["ε lower bound (95%)"] = f"{eps['epsilon_lower']:.2f}"
-        row["consistent with the claim?"] = check["verdict"]
-        rows.append(row)
+        ppvs.append(row)
     pooled = f" Counts pooled over {n_seeds} seeds." if n_seeds > 1 else ""
     return (
         f"<h2>Against a differential privacy claim (ε = {epsilon:g}, δ = {delta:g})</h2>"
@@ -143,7 +198,10 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
         "bound, so the claim cannot hold; <b>not resolved</b>: the measured TPR is above the "
         "bound at the measured FPR, but within what the number of non-members can tell apart; "
         f"<b>yes</b>: the measured rates are within the bound.{pooled}</p>"
-        + "<div class='wide'>" + _table_html(pd.DataFrame(rows)) + "</div>"
+        + _table_html(pd.DataFrame(checks), css_class="fit",
+                      cell_class={DP_VERDICT_COLUMN: _verdict_class})
+        + "<h3>PPV against the largest PPV the claim allows (Thm 4.2, at the measured FPR)</h3>"
+        + _table_html(pd.DataFrame(ppvs), css_class="fit")
     )
 
 
@@ -163,6 +221,7 @@ def write_html_report(
     command: str | None = None,
     version: str | None = None,
     date: str | None = None,
+    gate: list[str] | None = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -188,6 +247,9 @@ def write_html_report(
         ``show_records=True`` (masked otherwise).
     command, version, date : str, default=None
         Shown in the footer; ``version`` defaults to tabmia's, ``date`` to now (UTC).
+    gate : list of str, default=None
+        The privacy gate's lines (:meth:`tabmia.gate.GateResult.lines`), shown after the
+        verdict.
     """
     import datetime
 
@@ -214,17 +276,20 @@ def write_html_report(
             for k, v in context.items()) + "</p>")
     lines = verdict_lines(result, context=context, gammas=gammas, epsilon=epsilon,
                           delta=delta)
-    parts.append("<section class='verdict'><h2>Verdict</h2><ul>"
-                 + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul></section>")
+    parts.append(f"<section class='verdict'><h2>Verdict</h2><p class='risk'>{esc(lines[0])}</p><ul>"
+                 + "".join(f"<li>{esc(line)}</li>" for line in lines[1:]) + "</ul></section>")
+    if gate:
+        parts.append("<section class='verdict gate'><h2>Privacy gate</h2><ul>"
+                     + "".join(f"<li>{esc(line)}</li>" for line in gate) + "</ul></section>")
     spread = ("value [95% interval] (bootstrap for AUC, Clopper-Pearson for rates, both rates' "
               "Clopper-Pearson bounds propagated for PPV)" if n_seeds == 1 else
               f"mean ± std over {n_seeds} seeds; flagged counts per seed")
     oracle = ["attack", "AUC"] + [c for c in table.columns if "oracle" in c] + ["seconds"]
     achieved = [c for c in table.columns if c not in oracle[1:]]
-    parts.append("<h2>What each attack achieves at its own threshold</h2><div class='wide'>"
-                 + _table_html(table[achieved]) + "</div>"
-                 "<h2>ROC curve: AUC and TPR at an oracle threshold</h2><div class='wide'>"
-                 + _table_html(table[oracle]) + "</div>" + (
+    parts.append("<h2>What each attack achieves at its own threshold</h2>"
+                 + _table_html(table[achieved], css_class="fit")
+                 + "<h2>ROC curve: AUC and TPR at an oracle threshold</h2>"
+                 + _table_html(table[oracle], css_class="fit") + (
         f"<p class='note'>Cells: {spread}. <b>Own threshold</b>: the records each attack flags "
         "at the threshold it chose from its public data, without the candidates' membership — "
         "what an attacker achieves. PPV, advantage and ε are of those decisions; a PPV whose "
@@ -244,8 +309,11 @@ def write_html_report(
     parts.append(f"<img alt='ROC curves' src='data:image/png;base64,{_png(roc)}'>")
     parts.append(f"<img alt='Score histograms' src='data:image/png;base64,{_png(hist)}'></div>")
     parts.append("<p class='note'>Histograms: each attack's scores of members and non-members "
-                 "(density); the dashed line is the attack's own threshold (records to its right "
-                 "are flagged).</p>")
+                 "(density); the dashed line is the attack's own threshold (records on it or to "
+                 "its right are flagged). Each panel uses the first scale, named on its x-axis, "
+                 "on which both groups spread over the bins: the scores themselves, an asinh "
+                 "scale (linear near zero, logarithmic in the tails) for scores spanning orders "
+                 "of magnitude, or the scores' rank among all candidates.</p>")
     if epsilon is not None:
         parts.append(_dp_section(metrics, epsilon, delta, gammas))
     risky = riskiest_records(result.scores, top_k=top_k)
@@ -254,12 +322,17 @@ def write_html_report(
         "n_flagged": "attacks flagging it", "flagged_by": "flagged at own threshold by",
         "mean_tail_probability": "mean tail probability"})
     for c in shown.columns:
-        if c.startswith("score: ") or "tail probability" in c:
+        if "tail probability" in c:
             shown[c] = shown[c].map(lambda v: f"{v:.4g}")
+    shown = shown.rename(columns=_format_scores(shown, thresholds or {}))
+    details = None
     if records is not None:
         if show_records:
-            contents = records.iloc[risky["record"].to_numpy()].reset_index(drop=True)
-            shown = pd.concat([shown, contents.astype(str)], axis=1)
+            contents = records.iloc[risky["record"].to_numpy()].astype(str)
+            # name=value pairs in a full-width row under each record: they wrap on any
+            # page, where a column per feature (30 for breast cancer) cannot fit one
+            details = ("record contents: " + contents.apply(lambda c: f"{c.name}=" + c).agg(
+                "; ".join, axis=1)).to_numpy()
         else:
             shown["record contents"] = "••• masked (use --show-records)"
     parts.append(
@@ -268,7 +341,9 @@ def write_html_report(
         "attack scores at least as high (small = the record stands out; it uses the "
         "candidates' membership, so it ranks records rather than measuring an attack). Ties "
         "are broken by the number of attacks whose own threshold flags the record, then by "
-        "the mean tail probability.</p><div class='wide'>" + _table_html(shown) + "</div>"
+        "the mean tail probability. With many attacks the table scrolls sideways on a narrow "
+        "screen; in print it fits the page.</p><div class='wide'>"
+        + _table_html(shown, css_class="fit", details=details) + "</div>"
     )
     footer = f"tabmia {esc(version)} · generated {esc(date)}"
     if command:

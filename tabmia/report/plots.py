@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from tabmia.metrics import auc, roc_curve
 
-__all__ = ["plot_roc", "plot_score_histograms"]
+__all__ = ["plot_roc", "plot_score_histograms", "histogram_scale", "HistogramScale"]
 
 
 def _pyplot():
@@ -73,6 +74,79 @@ def plot_roc(
     return fig
 
 
+#: Largest share of a group's records one histogram bin may hold beyond the group's
+#: largest set of tied scores before the next scale is tried: above it, the bins hide
+#: where members and non-members overlap.
+_CROWDED_BIN = 0.3
+
+
+def _fullest_bin_excess(x: np.ndarray, member: np.ndarray, edges: np.ndarray) -> float:
+    """Per group, the fullest bin's share of the group minus its largest tie's share; the max."""
+    worst = 0.0
+    for group in (x[member], x[~member]):
+        if group.size == 0:
+            continue
+        counts, _ = np.histogram(np.clip(group, edges[0], edges[-1]), bins=edges)
+        ties = np.unique(group, return_counts=True)[1].max()
+        worst = max(worst, (counts.max() - ties) / group.size)
+    return worst
+
+
+class HistogramScale(NamedTuple):
+    """How a panel of :func:`plot_score_histograms` draws one attack's scores."""
+
+    name: str  #: "linear", "asinh" or "rank"
+    edges: np.ndarray  #: bin edges on the panel's x-axis
+    to_axis: Callable[[Any], np.ndarray]  #: scores (and thresholds) onto that axis
+    linear_width: float | None = None  #: of the asinh axis
+
+
+def histogram_scale(scores: np.ndarray, member: np.ndarray, threshold: float | None = None,
+                    *, bins: int = 40) -> HistogramScale:
+    """The first scale on which member and non-member scores spread over the bins.
+
+    Tried in order: the scores themselves (bins over their central 99%, the threshold
+    included), an asinh scale (linear near zero, logarithmic in the tails: heavy-tailed
+    scores such as LiRA's or the quantile attack's ``-log p``), and the scores' rank among
+    all candidates (0 = lowest, 1 = highest), which spreads any scores but ties. A scale
+    passes when no bin holds more than 30% of a group beyond that group's largest set of
+    tied scores (ties no scale can split).
+
+    Returns
+    -------
+    HistogramScale
+    """
+    s = np.asarray(scores, float)
+    m = np.asarray(member, bool)
+    t = threshold if threshold is not None and np.isfinite(threshold) else None
+    lo, hi = np.quantile(s, [0.005, 0.995])
+    if t is not None and s.min() <= t <= s.max():  # the threshold stays inside the picture
+        lo, hi = min(lo, t), max(hi, t)
+    edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+    if _fullest_bin_excess(s, m, edges) <= _CROWDED_BIN:
+        return HistogramScale("linear", edges, _identity)
+    width = float(np.quantile(np.abs(s), 0.1)) or float(np.abs(s[s != 0]).min(initial=1.0))
+    low, high = np.arcsinh(s.min() / width), np.arcsinh(s.max() / width)
+    edges = width * np.sinh(np.linspace(low, high if high > low else low + 1, bins + 1))
+    if _fullest_bin_excess(s, m, edges) <= _CROWDED_BIN:
+        return HistogramScale("asinh", edges, _identity, width)
+    ordered = np.sort(s)
+    # rank = share of candidates scoring strictly lower: flagged (>= t) iff rank >= rank(t)
+    return HistogramScale("rank", np.linspace(0.0, 1.0, bins + 1),
+                          lambda v: np.searchsorted(ordered, np.asarray(v, float), "left") / s.size)
+
+
+def _identity(values: Any) -> np.ndarray:
+    return np.asarray(values, float)
+
+
+_AXIS_LABEL = {
+    "linear": "attack score (higher = more likely a member)",
+    "asinh": "attack score, asinh scale: log-like\nin the tails (higher = more likely a member)",
+    "rank": "rank of the score among all candidates\n(0 = lowest, 1 = highest; higher = member)",
+}
+
+
 def plot_score_histograms(
     scores: pd.DataFrame,
     path: str | Path | None = None,
@@ -84,6 +158,10 @@ def plot_score_histograms(
 ) -> Any:
     """Histogram of member vs non-member scores, one panel per attack.
 
+    Each panel picks the first scale (:func:`histogram_scale`) on which both groups
+    spread over the bins, so the picture shows where members and non-members overlap
+    even when the scores span orders of magnitude; the x-axis label names the scale.
+
     Parameters
     ----------
     scores : DataFrame
@@ -93,7 +171,8 @@ def plot_score_histograms(
     repeat : int or None, default=0
         Which repeat to draw; None pools all repeats.
     thresholds : dict of str -> float, default=None
-        Each attack's own threshold, drawn as a dashed line.
+        Each attack's own threshold, drawn as a dashed line (records at or right of it
+        are flagged).
     title : str, default=None
         Figure title (e.g. which seed is shown).
 
@@ -106,26 +185,37 @@ def plot_score_histograms(
     names = list(dict.fromkeys(data["attack"]))
     ncols = min(3, len(names))
     nrows = int(np.ceil(len(names) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.4 * nrows), squeeze=False)
     for ax, name in zip(axes.ravel(), names):
         g = data[data["attack"] == name]
-        s = g["score"].to_numpy(float)
-        lo, hi = np.quantile(s, [0.005, 0.995]) if s.size > 1 else (s.min(), s.max() + 1)
-        edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+        raw = g["score"].to_numpy(float)
+        finite = raw[np.isfinite(raw)]
+        # an infinite score (a p-value of 0) is drawn at the finite edge
+        s = np.clip(np.nan_to_num(raw, nan=finite.min()), finite.min(), finite.max()) \
+            if finite.size else raw
         m = g["member"].to_numpy(bool)
-        ax.hist(np.clip(s[~m], lo, hi), bins=edges, alpha=0.6, label="non-members", density=True)
-        ax.hist(np.clip(s[m], lo, hi), bins=edges, alpha=0.6, label="members", density=True)
-        if thresholds is not None and name in thresholds and np.isfinite(thresholds[name]):
-            t = float(thresholds[name])
-            if lo <= t <= hi:
-                ax.axvline(t, color="k", ls="--", lw=1, label="own threshold")
-            else:  # off the clipped range: say so rather than stretch the axis
-                ax.annotate(f"own threshold {t:.3g}\n{'above' if t > hi else 'below'} "
-                            "the range shown", xy=(0.5, 0.97), xycoords="axes fraction",
-                            ha="center", va="top", fontsize=7,
+        t = None if thresholds is None else thresholds.get(name)
+        t = float(t) if t is not None and np.isfinite(t) else None
+        scale = histogram_scale(s, m, t, bins=bins)
+        x = np.clip(scale.to_axis(s), scale.edges[0], scale.edges[-1])
+        ax.hist(x[~m], bins=scale.edges, alpha=0.6, label="non-members", density=True)
+        ax.hist(x[m], bins=scale.edges, alpha=0.6, label="members", density=True)
+        if scale.name == "asinh":
+            ax.set_xscale("asinh", linear_width=scale.linear_width)
+        if t is not None:
+            shown = f"{t:.6g}"  # a legend, not a table of scores (those print every digit)
+            flagged = raw >= t
+            if flagged.any() and not flagged.all():
+                ax.axvline(float(scale.to_axis(min(max(t, s.min()), s.max()))), color="k",
+                           ls="--", lw=1, label=f"own threshold {shown}")
+            else:  # off every score: a line would stretch the axis and hide the bins
+                where = ("above every score: nothing flagged" if not flagged.any()
+                         else "at or below every score: all flagged")
+                ax.annotate(f"own threshold {shown}\n{where}", xy=(0.5, 0.97),
+                            xycoords="axes fraction", ha="center", va="top", fontsize=7,
                             bbox={"fc": "white", "ec": "0.7", "alpha": 0.9})
         ax.set_title(name, fontsize=9)
-        ax.set_xlabel("attack score (higher = more likely a member)", fontsize=8)
+        ax.set_xlabel(_AXIS_LABEL[scale.name], fontsize=8)
         ax.set_ylabel("density", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=7)

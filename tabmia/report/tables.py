@@ -16,7 +16,7 @@ import pandas as pd
 
 from tabmia.metrics import ppv, ppv_interval, ppv_resolved
 
-__all__ = ["results_table", "markdown_table"]
+__all__ = ["results_table", "markdown_table", "format_scores"]
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -106,8 +106,10 @@ def results_table(
         row["advantage"] = _cell(group, "advantage")
         row["ε lower bound"] = _cell(group, "epsilon_lower", 2)
         for alpha in fprs:
+            key = f"tpr@{alpha:g}"  # absent: the audit did not compute this FPR level
             row[f"TPR@{alpha:g}FPR (oracle threshold)"] = _cell(
-                group, f"tpr@{alpha:g}", missing=f"not resolved by {n_neg} non-members")
+                group, key, missing=f"not resolved by {n_neg} non-members"
+                if key in group.columns else "not computed")
         row["seconds"] = _cell(group.assign(seconds=group["fit_seconds"] + group["score_seconds"]),
                                "seconds", 1)
         rows.append(row)
@@ -121,3 +123,41 @@ def markdown_table(table: pd.DataFrame) -> str:
     for _, r in table.iterrows():
         lines.append("| " + " | ".join(str(r[c]) for c in cols) + " |")
     return "\n".join(lines) + "\n"
+
+
+def format_scores(values: Any, threshold: float, *,
+                  min_digits: int = 4) -> tuple[np.ndarray, str]:
+    """Scores and their threshold as text that compare as the numbers do.
+
+    The threshold gets the fewest significant digits (at least ``min_digits``) that put
+    it above every unflagged score and at or below every flagged one (flagged: score
+    ``>=`` threshold); each score then gets the fewest at which it stays on its side of
+    the printed threshold. At four digits RMIA's threshold 1.0027 and a score 1.0026 would
+    both read 1.003: here they read 1.0027 and 1.0026. A score a float rounding below
+    a threshold of 0.9 reads 0.8999999999999999, not 0.9.
+
+    Returns
+    -------
+    scores : ndarray of str (object dtype)
+    threshold : str
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    out = np.char.mod(f"%.{min_digits}g", v).astype(object)
+    if not np.isfinite(threshold):
+        return out, f"{threshold:g}"
+    flagged = v >= threshold
+    below = v[~flagged].max(initial=-np.inf)
+    lowest_flagged = v[flagged].min(initial=np.inf)
+    for digits in range(min_digits, 18):
+        shown_t = f"%.{digits}g" % threshold
+        if below < float(shown_t) <= min(lowest_flagged, threshold):
+            break
+    else:
+        shown_t = repr(float(threshold))
+    cut = float(shown_t)
+    for digits in range(min_digits + 1, 18):
+        wrong = (out.astype(float) >= cut) != flagged
+        if not wrong.any():
+            break
+        out[wrong] = np.char.mod(f"%.{digits}g", v[wrong])
+    return out, shown_t

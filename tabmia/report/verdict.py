@@ -16,19 +16,37 @@ from tabmia.metrics import (
     clopper_pearson, dp_consistency, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
 )
 
-__all__ = ["own_threshold_summary", "verdict_lines", "model_description"]
+__all__ = ["STRONGEST_RULE", "own_threshold_summary", "verdict_lines", "model_description",
+           "shadow_recipe"]
+
+
+#: How the verdict picks "the strongest attack", in the words the report prints.
+STRONGEST_RULE = (
+    "the attack that flags the most training records among those whose non-member flags "
+    "stay consistent with the FPR it aimed at (its FPR's 95% lower bound not above that FPR); "
+    "ties go to the one flagging fewer non-members"
+)
 
 
 def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Per attack, its decisions at its own threshold pooled over repeats.
+    """Per attack, its decisions at its own threshold pooled over repeats, strongest first.
+
+    The order is :data:`STRONGEST_RULE`: attacks that kept the FPR they aimed at
+    (``fpr_target``; ``promise == "kept"``) come first, by TPR (more members flagged),
+    then fewer non-members flagged. Attacks whose threshold had no FPR goal
+    (``promise == "none"``) follow by ``tpr - fpr``, and attacks that flagged more
+    non-members than their goal allows (``promise == "broken"``) come last, by
+    ``tpr - fpr``. A largest-``tpr - fpr`` order alone would call an attack flagging 179
+    of 500 members at FPR 0 stronger than one flagging 180 at an FPR within its promise.
 
     Returns
     -------
     DataFrame
-        Indexed by attack, sorted strongest first (largest ``tpr - fpr``, then most
-        members flagged): ``tp``, ``n_members``, ``fp``, ``n_nonmembers`` (sums over
+        Indexed by attack: ``tp``, ``n_members``, ``fp``, ``n_nonmembers`` (sums over
         repeats), ``tp_per_seed`` (list), ``tpr``/``fpr`` with Clopper-Pearson
-        ``_low``/``_high``, ``n_seeds``.
+        ``_low``/``_high``, ``advantage``, ``fpr_target`` (the FPR the threshold
+        promises) and ``fpr_requested`` (the one asked for; largest over repeats, NaN
+        without an FPR goal), ``promise`` and ``n_seeds``.
     """
     need = ["attack", "tp", "n_members", "fp", "n_nonmembers"]
     if not set(need) <= set(metrics.columns):
@@ -45,7 +63,18 @@ def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) ->
     out["fpr_low"], out["fpr_high"] = clopper_pearson(out["fp"].to_numpy(),
                                                       out["n_nonmembers"].to_numpy(), confidence)
     out["advantage"] = out["tpr"] - out["fpr"]
-    return out.sort_values(["advantage", "tp"], ascending=False, kind="stable")
+    for col in ("fpr_target", "fpr_requested"):
+        values = (pd.to_numeric(metrics[col], errors="coerce") if col in metrics
+                  else pd.Series(np.nan, index=metrics.index))
+        out[col] = values.groupby(metrics["attack"], sort=False).max().reindex(out.index)
+    aim = out["fpr_target"].to_numpy(float)
+    kept = out["fpr_low"].to_numpy() <= aim * (1 + 1e-9)
+    out["promise"] = np.where(np.isnan(aim), "none", np.where(kept, "kept", "broken"))
+    group = out["promise"].map({"kept": 0, "none": 1, "broken": 2})
+    first = np.where(group == 0, out["tpr"], out["advantage"])
+    second = np.where(group == 0, -out["fpr"], out["tpr"])
+    order = np.lexsort((-second, -first, group.to_numpy()))
+    return out.iloc[order]
 
 
 def model_description(target: Any) -> str:
@@ -59,8 +88,46 @@ def model_description(target: Any) -> str:
     return type(model).__name__
 
 
+# attack parameters holding the training recipe of shadow / reference models
+_RECIPE_PARAMS = ("shadow_estimator", "reference_estimator")
+
+
+def shadow_recipe(result: Any, label: str | None = None) -> str | None:
+    """The training recipe the shadow / reference models of ``result``'s attacks copy.
+
+    Parameters
+    ----------
+    result : ExperimentResult
+    label : str, default=None
+        What the caller calls the recipe (a preset name, a file); by default the
+        recipe's class, or "the target's own recipe" where the attacks clone it.
+
+    Returns
+    -------
+    str or None
+        None when no attack trained shadow or reference models.
+    """
+    recipes = []
+    for attack in getattr(result, "attacks", None) or []:
+        params = attack.get_params(deep=False)
+        if params.get("calibration", "reference") != "reference":
+            continue
+        recipes += [params[p] for p in _RECIPE_PARAMS if p in params]
+    if not recipes:
+        return None
+    if label is not None:
+        return label
+    names = {"the target's own recipe (an unfitted clone)" if r is None else model_description(r)
+             for r in recipes}
+    return ", ".join(sorted(names))
+
+
 def _rate(v: float, lo: float, hi: float) -> str:
     return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _pct(rate: float) -> str:
+    return f"{100 * rate:.3g}%"
 
 
 def verdict_lines(
@@ -74,11 +141,19 @@ def verdict_lines(
 ) -> list[str]:
     """Plain-language sentences an auditor reads first (plain text, no markup).
 
+    The first is the risk statement: what an attacker holding the audit's public
+    records achieves with the strongest attack (:data:`STRONGEST_RULE`) at its own
+    threshold, with the 95% intervals of its TPR and FPR; where that does not beat
+    guessing, an AUC whose interval lies above 0.5 is named. Then how attacks were
+    ranked, what was attacked (and the recipe shadow models copy), the model's accuracy
+    gap, PPV, the ε lower bound and an optional DP claim.
+
     Parameters
     ----------
     result : ExperimentResult
     context : dict, default=None
-        Shown facts; ``data`` names the data set, ``target`` / ``model`` the model.
+        Shown facts; ``data`` names the data set, ``target`` / ``model`` the model,
+        ``attacker public records`` the attacker's data, ``shadow recipe`` the recipe.
     gammas : tuple of float
         Priors for the PPV sentence (the largest is quoted).
     epsilon, delta : float
@@ -94,24 +169,25 @@ def verdict_lines(
     model = context.get("target") or (model_description(result.targets[0])
                                       if result.targets else context.get("model", "the model"))
     data = context.get("data", "the given data")
+    splits = getattr(result, "splits", None)
+    n_public = len(splits[0].public) if splits else context.get("attacker public records")
+    lines = [_risk_statement(best_name, best, n_mem, n_public)]
+    auc_line = _significant_auc(metrics, summary)
+    if auc_line and (int(best["tp"]) == 0 or best["tpr_low"] <= best["fpr_high"]
+                     or best["promise"] == "broken"):
+        lines.append(auc_line)
+    lines.append(_ranking_line(summary, n_mem))
     seeds = f", over {n_seeds} seeds (counts pooled)" if n_seeds > 1 else ""
-    lines = [f"What was attacked: a {model} model trained on {data}; each attack scored "
-             f"{n_mem} members (training records) and {n_neg} non-members it never saw{seeds}."]
+    recipe = context.get("shadow recipe") or shadow_recipe(result)
+    lines.append(f"What was attacked: a {model} model trained on {data}; each attack scored "
+                 f"{n_mem} members (training records) and {n_neg} non-members it never saw{seeds}"
+                 + (f"; shadow / reference models were trained with {recipe}." if recipe else "."))
     acc = getattr(result, "target_accuracy", None)
     if acc is not None and len(acc):
         tr, te = float(acc["train_accuracy"].mean()), float(acc["test_accuracy"].mean())
         lines.append(f"The model's accuracy is {tr:.3f} on its training records and {te:.3f} "
                      f"on held-out records (gap {tr - te:+.3f}); a large gap means memorisation, "
                      "which is what these attacks exploit.")
-    aim = (f" (aimed at {float(first['fpr_target']):.1%} FPR)"
-           if _is_finite(first.get("fpr_target")) else "")
-
-    if int(summary["tp"].max()) == 0:
-        lines.append(f"No attack flags a single training record at its own threshold{aim}: "
-                     f"at most {best['tpr_high']:.3f} of training records (95% upper bound) "
-                     "could be singled out this way.")
-    else:
-        lines.append(_singles_out(best_name, best, aim, n_mem))
     g = max(gammas)
     if int(best["tp"]) + int(best["fp"]) == 0:
         lines.append("PPV (the share of flagged records that really are training records) is "
@@ -139,21 +215,84 @@ def verdict_lines(
     return lines
 
 
-def _singles_out(name: str, best: pd.Series, aim: str, n_mem: int) -> str:
-    if int(best["n_seeds"]) > 1:  # the seeds' members overlap: count per seed, pool the rates
-        count = (f"singles out {best['tp'] / best['n_seeds']:g} of {n_mem} training records per "
-                 f"seed on average (seeds: {', '.join(map(str, best['tp_per_seed']))}): pooled TPR")
-        false = (f"it also flags {int(best['fp'])} of {int(best['n_nonmembers'])} non-members "
-                 "over all seeds: pooled FPR")
+def _risk_statement(name: str, best: pd.Series, n_mem: int, n_public: Any) -> str:
+    """One sentence: what an attacker can do, at which error rate, how sure."""
+    holding = f"{n_public} public records" if n_public else "public records"
+    attacker = f"an attacker holding {holding} of the same population"
+    aim = (f"aimed at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none"
+           else "with no FPR goal")
+    how = f"with {name} at its own threshold ({aim}, chosen without knowing who is a member)"
+    tpr = _rate(best["tpr"], best["tpr_low"], best["tpr_high"])
+    fpr = _rate(best["fpr"], best["fpr_low"], best["fpr_high"])
+    n_pos, n_neg, seeds = int(best["n_members"]), int(best["n_nonmembers"]), int(best["n_seeds"])
+    if seeds > 1:  # the seeds' members overlap: count per seed, pool the rates
+        count = (f"{best['tp'] / seeds:g} of {n_mem} training records per seed on average "
+                 f"(seeds: {', '.join(map(str, best['tp_per_seed']))}): pooled TPR {tpr}")
+        false = f"{int(best['fp'])} of {n_neg} non-members over all seeds: pooled FPR {fpr}"
     else:
-        count = f"singles out {int(best['tp'])} of {int(best['n_members'])} training records: TPR"
-        false = f"it also flags {int(best['fp'])} of {int(best['n_nonmembers'])} non-members: FPR"
-    return (
-        f"At its own threshold{aim}, chosen without knowing who is a member, the strongest attack, "
-        f"{name}, {count} {_rate(best['tpr'], best['tpr_low'], best['tpr_high'])}; {false} "
-        f"{_rate(best['fpr'], best['fpr_low'], best['fpr_high'])}."
-        + (" Its TPR's interval overlaps its FPR's: these flags are not shown to be better "
-           "than guessing." if best["tpr_low"] <= best["fpr_high"] else ""))
+        count = f"{int(best['tp'])} of {n_pos} training records: TPR {tpr}"
+        false = f"{int(best['fp'])} of {n_neg} non-members: FPR {fpr}"
+    sure = " (95% Clopper-Pearson intervals)"
+    not_shown = (f"Risk not shown at {_pct(best['fpr_target'])} FPR"
+                 if best["promise"] != "none" else "Risk not shown")
+    if best["promise"] == "broken":
+        return (f"Risk not measured reliably: every attack flags more non-members than the FPR "
+                f"it aimed at allows, so no threshold kept its promise (too few public records, "
+                f"or public records unlike the candidates). The strongest by TPR − FPR, {how}, "
+                f"singles out {count}, while wrongly flagging {false}{sure}.")
+    if int(best["tp"]) == 0:
+        return (f"{not_shown}: no attack flags a single training record at its own threshold "
+                f"({aim}); with {n_pos} training records scored, at most "
+                f"{best['tpr_high']:.3f} of them could be singled out this way (95% upper "
+                f"bound), and {int(best['fp'])} of {n_neg} non-members were flagged.")
+    if best["tpr_low"] <= best["fpr_high"]:
+        return (f"{not_shown}: {attacker} flags training records no more often than "
+                f"non-members beyond chance. The strongest attack, {how}, singles out {count}, "
+                f"and wrongly flags {false}{sure}; the two intervals overlap, so these flags "
+                "are not shown to be better than guessing.")
+    return (f"Risk: {attacker}, {how}, singles out {count}, while wrongly flagging "
+            f"{false}{sure}.")
+
+
+def _ranking_line(summary: pd.DataFrame, n_mem: int) -> str:
+    """What "strongest" means, and every attack's flags in that order."""
+    seeds = int(summary["n_seeds"].max())
+    order = "; ".join(
+        f"{name} {int(r['tp'])}/{int(r['n_members'])} members, {int(r['fp'])}/"
+        f"{int(r['n_nonmembers'])} non-members"
+        + {"kept": "", "none": " (no FPR goal)",
+           "broken": f" (more than its {_pct(r['fpr_target'])} FPR allows)"}[r["promise"]]
+        for name, r in summary.iterrows())
+    rest = ""
+    if (summary["promise"] == "none").any():
+        rest += " Attacks without an FPR goal follow, by TPR − FPR."
+    if (summary["promise"] == "broken").any():
+        rest += " Attacks that flag more non-members than their FPR allows come last, by TPR − FPR."
+    pooled = f" (counts over {seeds} seeds)" if seeds > 1 else ""
+    return f"“Strongest” means {STRONGEST_RULE}.{rest} In that order{pooled}: {order}."
+
+
+def _significant_auc(metrics: pd.DataFrame, summary: pd.DataFrame) -> str | None:
+    """A sentence on the highest AUC whose 95% interval lies above 0.5, if any."""
+    if not {"auc", "auc_low"} <= set(metrics.columns):
+        return None
+    lows = pd.to_numeric(metrics["auc_low"], errors="coerce").groupby(metrics["attack"]).min()
+    aucs = pd.to_numeric(metrics["auc"], errors="coerce").groupby(metrics["attack"]).mean()
+    above = aucs[lows > 0.5]
+    if above.empty:
+        return None
+    name = above.idxmax()
+    rows = metrics[metrics["attack"] == name]
+    if len(rows) == 1:
+        value = f"{float(rows['auc'].iloc[0]):.3f} [{float(rows['auc_low'].iloc[0]):.3f}, " \
+                f"{float(rows['auc_high'].iloc[0]):.3f}] (95% bootstrap interval, above 0.5)"
+    else:
+        value = (f"{aucs[name]:.3f} on average over {len(rows)} seeds, every seed's 95% "
+                 "bootstrap interval above 0.5")
+    return (f"Yet the scores do rank members above non-members more often than chance: "
+            f"{name}'s AUC is {value}. Membership leaks on average even though no threshold "
+            "chosen without the membership labels singles out records beyond chance at this "
+            "FPR; an attacker accepting a higher FPR, or holding more public records, may.")
 
 
 def _ppv_line(name: str, best: pd.Series, g: float, confidence: float) -> str:
@@ -167,10 +306,3 @@ def _ppv_line(name: str, best: pd.Series, g: float, confidence: float) -> str:
         f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
         + ("." if resolved else f", not resolved by {int(best['n_nonmembers'])} non-members "
            f"({int(best['fp'])} flagged): only the interval is informative."))
-
-
-def _is_finite(value: Any) -> bool:
-    try:
-        return bool(np.isfinite(float(value)))
-    except (TypeError, ValueError):
-        return False

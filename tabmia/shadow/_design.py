@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["draw_in_masks"]
+__all__ = ["draw_in_masks", "draw_record_in_masks"]
 
 _SEED_MASK = (1 << 31) - 1
 
@@ -104,3 +104,57 @@ def _draw_masks(entropy: int, n_models: int, n_records: int, pkeep: float) -> np
 
 def _mask_hash(mask: np.ndarray) -> str:
     return hashlib.sha256(np.packbits(mask).tobytes() + str(mask.size).encode()).hexdigest()[:24]
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix64(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: a bijection of uint64 whose output bits are well mixed."""
+    with np.errstate(over="ignore"):
+        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def draw_record_in_masks(
+    record_keys: np.ndarray, n_models: int, *, pkeep: float = 0.5, seed: int = 0
+) -> np.ndarray:
+    """IN masks for records outside a pool, drawn as :func:`draw_in_masks` draws a pool's.
+
+    Each record gets, per block of models, a uniformly random ``a`` of the ``b`` models
+    as "IN" (``pkeep = a / b``), exactly the distribution of a pool record's mask, but
+    no model trained on it: the models its mask calls OUT are the ones that score it,
+    so that it is scored by as many models, and models of the same kind, as a pool
+    record is by the models that were OUT for it. The draw is a function of the
+    record's key (its content hash) and ``seed``: the same record always gets the
+    same mask, whatever else is scored with it, and the mask does not depend on
+    whether the record is a member of anything.
+
+    Parameters
+    ----------
+    record_keys : ndarray of uint64 of shape (n,)
+        Content hashes of the records (:func:`tabmia.shadow.record_keys`).
+    n_models : int
+        Number of models in the population.
+    pkeep : float, default=0.5
+        The population's ``pkeep``.
+    seed : int, default=0
+        Seed of the draw.
+
+    Returns
+    -------
+    ndarray of bool of shape (n_models, n)
+    """
+    n_in, block = _pkeep_block(pkeep)
+    keys = np.asarray(record_keys, dtype=np.uint64)
+    n_rows = math.ceil(n_models / block) * block
+    with np.errstate(over="ignore"):
+        base = _mix64(keys ^ _mix64(np.array([seed], dtype=np.uint64)))
+        draws = _mix64(base[None, :] + _GOLDEN * np.arange(1, n_rows + 1, dtype=np.uint64)[:, None])
+    masks = np.empty((n_rows, keys.size), dtype=bool)
+    for lo in range(0, n_rows, block):  # a loop over blocks of models
+        # each column of the argsort is a uniform random permutation of the block
+        order = np.argsort(draws[lo : lo + block], axis=0)
+        masks[lo : lo + block] = order < n_in
+    return masks[:n_models]

@@ -1,0 +1,51 @@
+"""``tabmia audit --fail-above``: the privacy gate's flags, its line per limit and its exit
+status (the decision itself is :mod:`tabmia.gate`'s)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+from tabmia._cli_inputs import UsageError
+
+__all__ = ["aim_at_gate_fpr", "evaluate_cli_gate", "report_gate"]
+
+
+def aim_at_gate_fpr(args: argparse.Namespace) -> None:
+    """Aim every attack's threshold at the FPR of a ``tpr@<fpr>`` limit.
+
+    Without ``--fpr`` the limit's FPR becomes the audit's (as the default would: where
+    an attack's calibration records cannot promise it, the attack aims higher and the
+    gate reports it unresolved); a different ``--fpr`` is a usage error.
+    """
+    fprs = sorted({lim.fpr for lim in getattr(args, "fail_above", ()) if lim.metric == "tpr"})
+    if not fprs:
+        return
+    if len(fprs) > 1:
+        raise UsageError(f"--fail-above: TPR limits at FPRs {', '.join(f'{f:g}' for f in fprs)}; "
+                         "each attack has one threshold, so give one tpr@<fpr> limit per audit")
+    if getattr(args, "fpr_given", True) and not math.isclose(args.fpr, fprs[0]):
+        raise UsageError(f"--fail-above tpr@{fprs[0]:g} needs each attack's threshold aimed at "
+                         f"FPR {fprs[0]:g}, but --fpr is {args.fpr:g}: drop --fpr or make them equal")
+    args.fpr = fprs[0]
+
+
+def evaluate_cli_gate(args: argparse.Namespace, result: Any) -> Any:
+    """The gate's result for ``--fail-above`` (None without it)."""
+    from tabmia.gate import evaluate_gate
+
+    limits = getattr(args, "fail_above", ())
+    if not limits:
+        return None
+    return evaluate_gate(result, limits, unresolved=args.unresolved, delta=args.delta)
+
+
+def report_gate(gate: Any) -> int:
+    """Print one ``tabmia: gate:`` line per limit and the decision; the exit status."""
+    if gate is None:
+        return 0
+    for line in gate.lines():
+        print(f"tabmia: gate: {line}", file=sys.stderr)
+    return gate.exit_status
