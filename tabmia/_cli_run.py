@@ -60,9 +60,10 @@ def _recipe(args: argparse.Namespace, X: Any) -> Any:
 
     if args.recipe is None:
         return None
+    device = getattr(args, "device", "auto")  # tabmia dpaudit has no --device
     if args.recipe in MODEL_NAMES:
         try:
-            return _set_threads(make_model(args.recipe, X, device=args.device), args.threads)
+            return _set_threads(make_model(args.recipe, X, device=device), args.threads)
         except ValueError as exc:  # e.g. the mlp recipe without torch
             raise UsageError(f"--recipe {args.recipe}: {exc}") from exc
     path = Path(args.recipe)
@@ -71,8 +72,8 @@ def _recipe(args: argparse.Namespace, X: Any) -> Any:
     recipe = load_model(path, args.trust_types, flag="--recipe")
     if not hasattr(recipe, "fit"):
         raise UsageError(f"--recipe {path}: the object has no fit method")
-    if args.device != "auto":  # "auto" keeps the file's own device settings
-        set_device(recipe, args.device, n_rows=n_rows(X))
+    if device != "auto":  # "auto" keeps the file's own device settings
+        set_device(recipe, device, n_rows=n_rows(X))
     return _set_threads(recipe, args.threads)
 
 
