@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> None:
     jobs_rows += time_jobs(f"MLP 600-256-256-100, {mlp_epochs} epochs, "
                            f"{len(y_small) // 2} rows per model", mlp, X_small, y_small,
                            mlp_K, 1 if args.quick else 2)
-    cb_recipe = catboost_classifier(iterations=cb_iter, depth=6, device="cpu")
+    cb_recipe = catboost_classifier(iterations=cb_iter, depth=6, device="cpu")  # threads unset
     print(f"jobs: {cb_K} CatBoost shadows, n_jobs=1 vs all cores ...", flush=True)
     jobs_rows += time_jobs(f"CatBoost depth 6, {cb_iter} iterations, Adult, threads from "
                            "the scheduler", cb_recipe, frame, labels, cb_K, 1)
@@ -510,8 +510,9 @@ def _jobs_markdown(p: dict[str, Any]) -> list[str]:
         "",
         "The same ShadowPopulation with `n_jobs=1` and with the default (`n_jobs=None`: "
         "one job per core, `tabmia.shadow._schedule`); MLPs train batched, one network per "
-        "job, one torch thread each; CatBoost gets `cores // jobs` threads per job (its "
-        "models do not depend on the thread count). Interleaved runs, fastest reported; "
+        "job, one torch thread each; CatBoost gets one thread per job (its models change "
+        "with the thread count, so the scores of both rows must be identical). "
+        "Interleaved runs, fastest reported; "
         "worker start-up is outside the timed region.",
         "",
         "| model | K | n_jobs | jobs used x threads | wall s (min) | speedup | identical "

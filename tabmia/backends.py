@@ -204,7 +204,9 @@ class Backend:
         None: never).
     thread_invariant : bool
         The fitted model does not depend on its thread count (checked by the tests), so
-        the scheduler may give a job more than one thread.
+        the scheduler may give a job more than one thread. scikit-learn's ensembles are
+        (their trees are seeded one by one); CatBoost is not (on Adult, one and two
+        threads gave other models), nor are XGBoost, LightGBM and torch.
     gpu_unsupported : tuple of str
         Losses its GPU build refuses (they train on the CPU).
     probe : callable or str
@@ -302,7 +304,7 @@ BACKENDS: dict[str, Backend] = {
                 "devices", "allow_writing_files", "train_dir", "gpu_ram_part",
                 "used_ram_limit",
             },
-            gpu_min_rows=GPU_MIN_ROWS, thread_invariant=True,
+            gpu_min_rows=GPU_MIN_ROWS,
             gpu_unsupported=("MultiQuantile",), probe="_catboost_gpus", lists_all_params=False,
             to_params=_catboost_params, from_params=_catboost_device,
         ),

@@ -35,8 +35,10 @@ def test_cpu_work_spreads_over_the_cores():
     forest = RandomForestClassifier()
     assert plan_jobs(forest, None, 64).n_jobs == CORES  # default: every core
     assert plan_jobs(forest, -1, 64).n_jobs == CORES
-    one = plan_jobs(catboost_classifier(), 1, 64)
-    assert one.n_jobs == 1 and one.threads == CORES  # CatBoost is thread-invariant
+    one = plan_jobs(forest, 1, 64)
+    assert one.n_jobs == 1 and one.threads == CORES  # a forest's trees are seeded one by one
+    # CatBoost's models change with their thread count: one thread per job, always
+    assert plan_jobs(catboost_classifier(), 1, 64).threads == 1
     assert plan_jobs(forest, None, 1).n_jobs == 1  # never more jobs than tasks
     plan = plan_jobs(LogisticRegression(), None, 64)
     assert plan.gpus == () and plan.threads == max(1, CORES // plan.n_jobs)

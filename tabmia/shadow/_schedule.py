@@ -8,7 +8,8 @@
   ``device="cuda"`` and several GPUs, the jobs spread over all of them.
 - CPU work: ``n_jobs`` jobs (None: every core, or the ``n_jobs`` of an enclosing
   ``joblib.parallel_config``). A job gets ``cores // jobs`` threads when its library's
-  models do not depend on their thread count (CatBoost, scikit-learn), else one.
+  models do not depend on their thread count (scikit-learn's ensembles), else one
+  (CatBoost, XGBoost, LightGBM, torch: their results change with it).
 
 Thread counts and devices are set on each model's copy only where the recipe left
 them unset, so an explicit ``thread_count`` or ``devices`` is kept.

@@ -93,12 +93,13 @@ def _train_one(
 ) -> list[tuple[int, np.ndarray, Any]]:
     """One joblib task: fit a clone of ``recipe`` on the rows ``mask``, score the pool.
 
-    BLAS runs on one thread here, in-process or in a worker: float results of BLAS
-    calls depend on its thread count (seen: sklearn MLP shadows differing by 0.17 in
-    the logit score between ``n_jobs=1`` with 2 BLAS threads and ``n_jobs=2``), and the
-    scores must not depend on ``n_jobs``. Parallelism comes from the jobs, and from
-    ``threads`` given to models whose result does not depend on them (set where the
-    recipe left the thread count unset). GPU work holds one of ``gpus`` alone
+    BLAS and OpenMP run on one thread here, in-process or in a worker: float results
+    of BLAS calls depend on the thread count (seen: sklearn MLP shadows differing by
+    0.17 in the logit score between ``n_jobs=1`` with 2 BLAS threads and ``n_jobs=2``;
+    HistGradientBoosting reduces in parallel), and the scores must not depend on
+    ``n_jobs``. Parallelism comes from the jobs, and from ``threads`` given to models
+    whose result does not depend on them (set where the recipe left the thread count
+    unset; :attr:`tabmia.backends.Backend.thread_invariant`). GPU work holds one of ``gpus`` alone
     (:func:`~tabmia.shadow._schedule.gpu_slot`) and trains there.
     """
     model = clone_unfitted(recipe)
@@ -108,26 +109,10 @@ def _train_one(
     with gpu_slot(gpus, first=k) as device:
         if device is not None:
             set_device(model, device)
-        with threadpool_limits(limits=1, user_api="blas"), _openmp_threads(threads):
+        with threadpool_limits(limits=1):
             model.fit(take_rows(X, rows), y[rows])
             row = _statistic_row(model, X, y_idx, classes, statistic)
     return [(k, row, model if keep_model else None)]
-
-
-def _openmp_threads(threads: int | None) -> Any:
-    """OpenMP threads (e.g. HistGradientBoosting's) limited to a job's share of the cores.
-
-    Only ever lowered: a smaller limit already in force (``OMP_NUM_THREADS``, an
-    enclosing ``threadpool_limits``) is kept.
-    """
-    from contextlib import nullcontext
-
-    from threadpoolctl import threadpool_info
-
-    current = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"]
-    if threads is None or not current or int(threads) >= min(current):
-        return nullcontext()
-    return threadpool_limits(limits=int(threads), user_api="openmp")
 
 
 def _train_mlp_group(

@@ -74,8 +74,9 @@ class ShadowPopulation(BaseEstimator):
     Dask or Ray cluster inside ``with joblib.parallel_config(backend="dask"):``. Seeds
     are drawn before any parallel work, so ``n_jobs`` and the backend never change a
     result. The hardware is used as :mod:`tabmia.shadow._schedule` plans it: CPU work
-    spreads over the cores (one job per core by default, a job's spare cores given to
-    models whose result does not depend on their thread count, such as CatBoost);
+    spreads over the cores (one job per core by default; a job's spare cores go only
+    to models whose result does not depend on their thread count, scikit-learn's
+    ensembles);
     GPU work runs one job per GPU, each job holding its GPU alone (two CatBoost GPU fits
     on one device would run out of memory). A
     :class:`~tabmia.shadow.TorchMLPClassifier` estimator, alone or at the end of a
