@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AttackSpec", "parse_attack_spec", "build_attack", "build_attacks"]
+__all__ = [
+    "AttackSpec", "parse_attack_spec", "build_attack", "build_attacks", "settings_not_taken",
+    "unused_settings_note",
+]
 
 # parameters the runner owns: a spec may not set them
 _RESERVED = ("target",)
@@ -91,7 +94,8 @@ def build_attack(spec: str | AttackSpec, *, fast: bool = False, **defaults: Any)
         the spec's own parameters.
     **defaults
         Runner-wide parameters (``fpr``, ``n_jobs``, ``device``, training recipes),
-        set where the attack takes them; the spec's parameters win over them.
+        set where the attack takes them; the spec's parameters win over them. Which
+        of them no attack takes: :func:`settings_not_taken`.
 
     Raises
     ------
@@ -131,3 +135,58 @@ def build_attacks(specs: str | list[str], *, fast: bool = False, **defaults: Any
     if dup:
         raise ValueError(f"attack {dup[0]!r} given twice")
     return {t: build_attack(t, fast=fast, **defaults) for t in texts}
+
+
+def _takes(attack: Any, setting: str) -> bool:
+    """Whether ``attack`` uses the runner setting ``setting``.
+
+    Today: the attack has a parameter of that name. (The place to read an attack's
+    capability tags instead, once attacks declare them.)
+    """
+    return setting in attack.get_params(deep=False)
+
+
+def settings_not_taken(attacks: dict[str, Any], settings: list[str] | tuple[str, ...]) -> list[str]:
+    """The runner settings among ``settings`` that no attack in ``attacks`` takes.
+
+    :func:`build_attack` sets a runner-wide parameter only where an attack has it; the
+    command lines report the ones that none of the chosen attacks uses instead of
+    dropping them without a word.
+
+    Parameters
+    ----------
+    attacks : dict
+        ``{spec text: attack}``, as :func:`build_attacks` returns.
+    settings : sequence of str
+        Parameter names the user gave (``"n_jobs"``, ``"device"``, ...).
+
+    Returns
+    -------
+    list of str
+        Those of ``settings`` no attack takes, in their order.
+    """
+    return [s for s in settings if not any(_takes(a, s) for a in attacks.values())]
+
+
+def unused_settings_note(attacks: dict[str, Any], given: dict[str, str], *,
+                         model_takes_device: bool = False) -> str | None:
+    """The note naming the runner settings that nothing uses, or None.
+
+    Parameters
+    ----------
+    attacks : dict
+        ``{spec text: attack}``.
+    given : dict
+        ``{setting: how the user wrote it}`` for the settings the user gave, e.g.
+        ``{"n_jobs": "--n-jobs 2"}``.
+    model_takes_device : bool, default=False
+        The target (and so its shadow / reference models) runs on a device: ``device``
+        is used even where no attack takes it.
+    """
+    unused = settings_not_taken(attacks, list(given))
+    if model_takes_device and "device" in unused:
+        unused.remove("device")
+    if not unused:
+        return None
+    return (f"{', '.join(given[k] for k in unused)}: not used by the chosen attacks "
+            f"({', '.join(attacks)})" + (" nor by the model" if "device" in unused else ""))

@@ -54,26 +54,77 @@ _RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
 
 # -------------------------------------------------------------------- inputs
 def _recipe(args: argparse.Namespace, X: Any) -> Any:
+    from tabmia.backends import set_device
     from tabmia.recipes import MODEL_NAMES, make_model
+    from tabmia.target import n_rows
 
     if args.recipe is None:
         return None
+    device = getattr(args, "device", "auto")  # tabmia dpaudit has no --device
     if args.recipe in MODEL_NAMES:
-        return _set_threads(make_model(args.recipe, X), args.threads)
+        try:
+            return _set_threads(make_model(args.recipe, X, device=device), args.threads)
+        except ValueError as exc:  # e.g. the mlp recipe without torch
+            raise UsageError(f"--recipe {args.recipe}: {exc}") from exc
     path = Path(args.recipe)
     if not path.is_file():
         raise UsageError(f"--recipe {args.recipe}: neither a recipe name ({', '.join(MODEL_NAMES)}) nor a file")
     recipe = load_model(path, args.trust_types, flag="--recipe")
     if not hasattr(recipe, "fit"):
         raise UsageError(f"--recipe {path}: the object has no fit method")
+    if device != "auto":  # "auto" keeps the file's own device settings
+        set_device(recipe, device, n_rows=n_rows(X))
     return _set_threads(recipe, args.threads)
 
 
+def _resolve_device(args: argparse.Namespace) -> None:
+    """Check ``--device``; CUDA on a machine without a GPU becomes the CPU, said once.
+
+    Sets ``args.device`` (what every model and attack gets) and ``args.device_given``
+    (a device request still in force, for :func:`_note_device_not_used`). The note is a
+    :class:`~tabmia.exceptions.RunNote`: one ``tabmia: note:`` line, kept in
+    ``results.json``.
+    """
+    from tabmia._device import resolve_device_name
+    from tabmia.backends import gpu_present
+    from tabmia.exceptions import RunNote
+
+    requested = str(args.device)
+    try:
+        resolve_device_name(requested, n_gpus=lambda: 1, check_index=False)
+    except ValueError as exc:
+        raise UsageError(f"--device: {exc}") from exc
+    args.device_given = requested != "auto"
+    if requested.startswith("cuda") and not gpu_present():
+        warnings.warn(f"--device {requested}: no GPU is present (none seen by torch, CatBoost "
+                      "or nvidia-smi); training and scoring run on the CPU", RunNote,
+                      stacklevel=2)
+        args.device, args.device_given = "cpu", False
+
+
+def _note_device_not_used(args: argparse.Namespace, attacks: dict[str, Any],
+                          device_taken: bool) -> None:
+    """A ``tabmia: note:`` when ``--device`` reaches nothing: neither the model (nor so its
+    shadow / reference models: ``device_taken``) nor an attack. (An attack flag no attack
+    takes is refused instead: :func:`tabmia._cli_checks.check_attack_flags`.)"""
+    from tabmia._attack_builder import unused_settings_note
+    from tabmia.exceptions import RunNote
+
+    if not getattr(args, "device_given", False):
+        return
+    note = unused_settings_note(attacks, {"device": f"--device {args.device}"},
+                                model_takes_device=device_taken)
+    if note is not None:
+        warnings.warn(note, RunNote, stacklevel=2)
+
+
 def _make_attacks(
-    args: argparse.Namespace, recipe: Any = None, *, can_train: bool = True
+    args: argparse.Namespace, recipe: Any = None, *, can_train: bool = True,
+    device_taken: bool = False,
 ) -> dict[str, Any]:
     """The attacks named by ``--attacks``; by default the score attacks, plus LiRA and
-    RMIA when shadow models can be trained (``can_train``)."""
+    RMIA when shadow models can be trained (``can_train``). Runner settings that no
+    attack takes (nor the model, for ``--device``: ``device_taken``) get one note."""
     from tabmia._attack_builder import build_attacks
 
     chosen = args.attacks
@@ -101,6 +152,7 @@ def _make_attacks(
             "estimator)"
         )
     check_attack_flags(args, out)
+    _note_device_not_used(args, out, device_taken)
     return out
 
 
@@ -182,8 +234,11 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         for name in ("train_size", "public_size", "prior"):
             message = message.replace(name, "--" + name.replace("_", "-"))
         raise UsageError(f"{message} (the data set has {n_rows(X)} records)") from exc
-    model = _set_threads(make_model(args.model, X), args.threads)
-    attacks = _make_attacks(args, recipe=None)
+    try:
+        model = _set_threads(make_model(args.model, X, device=args.device), args.threads)
+    except ValueError as exc:  # e.g. the mlp recipe without torch
+        raise UsageError(f"--model {args.model}: {exc}") from exc
+    attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
     check_model_counts(args, attacks, len(sizes.public))
     experiment = MembershipExperiment(
         model, attacks, train_size=args.train_size,
@@ -256,7 +311,8 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         raise UsageError(f"{where}: cannot score --train records: {first_line(exc)}"
                          + _categorical_hint(exc)) from exc
     recipe = _recipe(args, X_tr)
-    attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None)
+    attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None,
+                            device_taken=_takes_device(recipe) or _takes_device(target.model))
     perturbing = [n for n, a in attacks.items()
                   if type(a).__name__ in ("MerlinAttack", "MorganAttack")]
     if perturbing and args.model_file is None:
@@ -321,14 +377,23 @@ def _thread_limits(args: argparse.Namespace) -> Any:
 
 
 def _set_threads(estimator: Any, threads: int | None) -> Any:
-    """CatBoost's ``thread_count`` (nested too) set to ``--threads``."""
-    if threads is None or not hasattr(estimator, "get_params"):
-        return estimator
-    keys = [k for k in estimator.get_params(deep=True)
-            if k == "thread_count" or k.endswith("__thread_count")]
-    if keys:
-        estimator.set_params(**{k: threads for k in keys})
+    """The thread parameter of every model in ``estimator`` (nested too) set to
+    ``--threads`` (CatBoost's ``thread_count``, XGBoost's / LightGBM's / a forest's
+    ``n_jobs``: :mod:`tabmia.backends`)."""
+    from tabmia.backends import set_threads
+
+    set_threads(estimator, threads)
     return estimator
+
+
+def _takes_device(model: Any) -> bool:
+    """Whether ``model`` has a part that runs on a device (torch, CatBoost, XGBoost)."""
+    from tabmia.backends import has_device
+
+    if model is None:
+        return False
+    # a torch module as target is queried on the device
+    return type(model).__module__.split(".", 1)[0] == "torch" or has_device(model)
 
 
 def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
@@ -358,6 +423,7 @@ def run_audit(args: argparse.Namespace) -> int:
     try:
         with fpr_fallback_notes() as fallbacks, recorded_warnings(
                 PlausibilityWarning, DuplicateRecordsWarning) as warned:
+            _resolve_device(args)
             if args.train is not None:
                 result, context, records = _own_model(args)
             else:

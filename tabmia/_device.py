@@ -2,26 +2,20 @@
 
 ``device`` is ``"auto"`` (a GPU when the library sees one, the CPU otherwise),
 ``"cpu"``, ``"cuda"`` or ``"cuda:N"``. :func:`resolve_device_name` is the one place that
-resolves it; :func:`resolve_device` turns the result into a ``torch.device``,
-:func:`catboost_device_params` into CatBoost's ``task_type`` / ``devices`` parameters.
-Asking for CUDA where the library sees none warns and falls back to the CPU.
+resolves it; :func:`resolve_device` turns the result into a ``torch.device``. How each
+library sees a GPU and which of its parameters take the device is in
+:mod:`tabmia.backends`. Asking for CUDA where the library sees none warns and falls back
+to the CPU.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = [
-    "resolve_device_name",
-    "resolve_device",
-    "cuda_available",
-    "catboost_gpu_count",
-    "catboost_device_params",
-]
+__all__ = ["resolve_device_name", "resolve_device", "cuda_available"]
 
 _CUDA = re.compile(r"cuda(?::(\d+))?")
 
@@ -118,40 +112,3 @@ def resolve_device(device: Any = "auto", *, check_index: bool = True) -> Any:
         device, n_gpus=_torch_gpus, library="torch", check_index=check_index, stacklevel=3
     )
     return torch.device(name)
-
-
-@functools.cache
-def catboost_gpu_count() -> int:
-    """GPUs CatBoost can use (asked once per process; CPU-only builds give 0)."""
-    try:
-        from catboost.utils import get_gpu_device_count
-    except ImportError:
-        return 0
-    try:
-        return int(get_gpu_device_count())
-    except Exception:  # noqa: BLE001 - a broken driver counts as no GPU
-        return 0
-
-
-def catboost_device_params(device: Any = "auto") -> dict[str, str]:
-    """CatBoost's device parameters for ``device`` (see :func:`resolve_device_name`).
-
-    Returns
-    -------
-    dict
-        ``{"task_type": "CPU"}``, ``{"task_type": "GPU"}`` (``"cuda"``: CatBoost's
-        default devices) or ``{"task_type": "GPU", "devices": "N"}`` (``"cuda:N"``).
-
-    Examples
-    --------
-    >>> catboost_device_params("cpu")
-    {'task_type': 'CPU'}
-    """
-    name = resolve_device_name(
-        device, n_gpus=catboost_gpu_count, library="CatBoost", stacklevel=3
-    )
-    if name == "cpu":
-        return {"task_type": "CPU"}
-    if ":" in name:
-        return {"task_type": "GPU", "devices": name.split(":", 1)[1]}
-    return {"task_type": "GPU"}

@@ -59,7 +59,12 @@ def row_hashes(X: Any) -> np.ndarray:
     """
     if sp.issparse(X):
         return _sparse_hashes(X)
-    return pd.util.hash_pandas_object(_frame(X), index=False).to_numpy()
+    frame = _frame(X)
+    if frame.shape[1] == 0:
+        # rows without columns are all the same empty record (and pandas 3.0 cannot
+        # hash a frame without columns: "Length of values (0) does not match ...")
+        return np.zeros(frame.shape[0], dtype=np.uint64)
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
 
 
 def record_hashes(X: Any, y: Any) -> np.ndarray:

@@ -132,7 +132,8 @@ def _load(name: str, resolved: str, max_records: int | None, random_state: int) 
             "status": next((d for d in descr if d.startswith("Status:")), "")}
 
 
-def _train_target(model: str, data: dict[str, Any], split: Any, seed: int) -> tuple[Any, dict]:
+def _train_target(model: str, data: dict[str, Any], split: Any, seed: int,
+                  device: str = "auto") -> tuple[Any, dict]:
     from sklearn.base import clone
 
     from tabmia.experiment import _set_seed
@@ -140,7 +141,7 @@ def _train_target(model: str, data: dict[str, Any], split: Any, seed: int) -> tu
     from tabmia.target import take_rows
 
     X, y = data["X"], data["y"]
-    target = clone(make_model(model, X))
+    target = clone(make_model(model, X, device=device))
     _set_seed(target, seed)
     t0 = time.perf_counter()
     target.fit(take_rows(X, split.train), y[split.train])
@@ -208,8 +209,11 @@ def run_benchmark(
         quick settings (few shadow models) under the spec's own parameters.
     n_jobs : int, default=None
         Parallel shadow / reference model training.
-    device : str, default="auto"
-        Device of torch parts.
+    device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
+        Where the target, its shadow / reference / proxy models (copies of its recipe)
+        and the attacks that take a device train (:mod:`tabmia.backends`). CUDA on a
+        machine without a GPU is the CPU (said once on stderr), as is a device that
+        neither the model nor an attack uses.
     random_state : int, default=0
         Seeds the subsample, the games and the attacks.
     progress : bool, default=True
@@ -261,8 +265,12 @@ def run_benchmark(
     if quick:
         seeds = 1
         max_records = min(max_records or QUICK_MAX_RECORDS, QUICK_MAX_RECORDS)
+    requested, device = device, _runner_device(device)
     protos = build_attacks(list(attacks) if not isinstance(attacks, str) else attacks,
                            fast=quick, fpr=threshold_fpr, n_jobs=n_jobs, device=device)
+    # a CUDA request already answered by the no-GPU note is not reported again
+    _note_settings_not_used(protos, model, n_jobs=n_jobs,
+                            device=device if device == requested else "auto")
     specs = {t: parse_attack_spec(t) for t in protos}
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -320,7 +328,7 @@ def run_benchmark(
                         result.reused += 1
                     else:
                         if target is None:
-                            target, acc = _train_target(model, data, split, seed)
+                            target, acc = _train_target(model, data, split, seed, device)
                         cell = _compute_cell(
                             run_attacks, target, text, proto, specs[text], X, y, split, seed,
                             shadow_dir=out / "shadows" / _digest(game),
@@ -360,6 +368,37 @@ def run_benchmark(
         load_start=load_start,
     )
     return result
+
+
+def _runner_device(device: str) -> str:
+    """``device`` checked; CUDA without a GPU on this machine becomes the CPU, said once
+    (a ``RunNote``: the CLI prints it as a ``tabmia: note:`` line)."""
+    from tabmia._device import resolve_device_name
+    from tabmia.backends import gpu_present
+
+    from tabmia.exceptions import RunNote
+
+    resolve_device_name(device, n_gpus=lambda: 1, check_index=False)  # the vocabulary
+    if str(device).startswith("cuda") and not gpu_present():
+        warnings.warn(f"device {device}: no GPU is present; training and scoring run on the "
+                      "CPU", RunNote, stacklevel=3)
+        return "cpu"
+    return device
+
+
+def _note_settings_not_used(attacks: dict[str, Any], model: str, *, n_jobs: int | None,
+                            device: str) -> None:
+    """A note (``RunNote``) naming runner settings that no attack (nor the model) uses."""
+    from tabmia._attack_builder import unused_settings_note
+    from tabmia.backends import has_device
+    from tabmia.exceptions import RunNote
+    from tabmia.recipes import make_model
+
+    given = {k: text for k, on, text in (("n_jobs", n_jobs is not None, f"n_jobs={n_jobs}"),
+                                         ("device", device != "auto", f"device={device}")) if on}
+    note = unused_settings_note(attacks, given, model_takes_device=has_device(make_model(model)))
+    if note is not None:
+        warnings.warn(note, RunNote, stacklevel=3)
 
 
 def _compute_cell(run_attacks: Any, target: Any, text: str, proto: Any, spec: Any, X: Any,

@@ -10,6 +10,8 @@ from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from tabmia.backends import BACKENDS
+
 __all__ = ["MODEL_NAMES", "make_model", "ATTACK_NAMES", "make_attack", "tabular_preprocessor"]
 
 
@@ -28,37 +30,48 @@ def tabular_preprocessor() -> ColumnTransformer:
     )
 
 
-def _random_forest() -> Any:
+def _random_forest(device: str, n_rows: int | None) -> Any:
     from sklearn.ensemble import RandomForestClassifier
 
-    return RandomForestClassifier(n_estimators=100, n_jobs=1)
+    return RandomForestClassifier(n_estimators=100)
 
 
-def _gradient_boosting() -> Any:
+def _gradient_boosting(device: str, n_rows: int | None) -> Any:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     return HistGradientBoostingClassifier(max_iter=200)
 
 
-def _logistic_regression() -> Any:
+def _logistic_regression(device: str, n_rows: int | None) -> Any:
     from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(max_iter=2000)
 
 
-def _mlp() -> Any:
-    from sklearn.neural_network import MLPClassifier
+def _mlp(device: str, n_rows: int | None) -> Any:
+    """The MLP of the membership inference papers, in torch (:class:`TorchMLPClassifier`).
 
-    return MLPClassifier(hidden_layer_sizes=(256, 256), max_iter=300)
+    Two hidden layers of 256 ReLU units, softmax output, Adam (lr 0.005), minibatches
+    of 200, 100 epochs, no weight decay (Shokri et al. 2017; Jayaraman et al. 2021).
+    Its shadows train many at a time as one batched network, on the GPU when there is
+    one.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise ValueError('the mlp recipe is a torch MLP: install torch (pip install '
+                         '"tabmia[torch]")')
+    return BACKENDS["torch"].make(hidden_layer_sizes=(256, 256), epochs=100, batch_size=200,
+                                  lr=0.005, device=device)
 
 
-def _catboost() -> Any:
-    from catboost import CatBoostClassifier
+def _catboost(device: str, n_rows: int | None) -> Any:
+    # thread_count left unset: all cores for the target, the scheduler's share per
+    # shadow job, or --threads
+    return BACKENDS["catboost"].make(iterations=300, device=device, n_rows=n_rows)
 
-    return CatBoostClassifier(iterations=300, verbose=0, allow_writing_files=False, thread_count=2)
 
-
-_MODELS: dict[str, Callable[[], Any]] = {
+_MODELS: dict[str, Callable[[str, int | None], Any]] = {
     "random_forest": _random_forest,
     "gradient_boosting": _gradient_boosting,
     "logistic_regression": _logistic_regression,
@@ -70,11 +83,36 @@ _MODELS: dict[str, Callable[[], Any]] = {
 MODEL_NAMES: tuple[str, ...] = tuple(_MODELS)
 
 
-def make_model(name: str, X: Any = None) -> Any:
-    """Unfitted target recipe ``name``; wrapped in a preprocessing Pipeline for DataFrames."""
+def make_model(name: str, X: Any = None, *, device: str = "auto") -> Any:
+    """Unfitted target recipe ``name``; wrapped in a preprocessing Pipeline.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODEL_NAMES`: ``random_forest`` (100 trees),
+        ``gradient_boosting`` (``HistGradientBoostingClassifier``, 200 iterations),
+        ``logistic_regression``, ``mlp`` (the papers' 2x256 ReLU MLP in torch, Adam lr
+        0.005, batch 200, 100 epochs: :class:`~tabmia.shadow.TorchMLPClassifier`) or
+        ``catboost`` (300 iterations).
+    X : array-like or DataFrame, default=None
+        The data the recipe will see: a DataFrame gets one-hot encoding of its
+        categorical columns and standardised numeric ones, anything else
+        standardisation. Its row count sizes ``device="auto"``.
+    device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
+        Where the models with a device notion train (``mlp``: the GPU whenever torch
+        sees one under "auto"; ``catboost``: see :mod:`tabmia.backends` for when "auto"
+        picks the GPU). The scikit-learn recipes have none.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Unfitted; shadow and reference models of the attacks are clones of it.
+    """
     if name not in _MODELS:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
-    model = _MODELS[name]()
+    from tabmia.target import n_rows
+
+    model = _MODELS[name](device, None if X is None else n_rows(X))
     if isinstance(X, pd.DataFrame):
         return Pipeline([("prepare", tabular_preprocessor()), ("model", model)])
     return Pipeline([("scale", StandardScaler()), ("model", model)])

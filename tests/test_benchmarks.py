@@ -90,3 +90,21 @@ def test_scaling_quick_run_compares_backends(tmp_path, shared_data):
             ("dask LocalCluster", 2), ("ray (local)", 2)} <= backends
     assert all(r["identical_scores"] for r in payload["rows"])
     assert "| dask LocalCluster | 2 |" in (tmp_path / "scaling.md").read_text()
+
+
+def test_scaling_audit_data_and_growth_rule():
+    """benchmarks/scaling_audit.py: the credit-shaped records, and the linear-growth check
+    it reports per phase."""
+    from benchmarks.scaling_audit import credit_like, growth
+
+    frame = credit_like(4000, seed=1)
+    assert frame.shape == (4000, 24) and frame["default"].isin([0, 1]).all()
+    assert 0.1 < frame["default"].mean() < 0.35
+    assert frame.select_dtypes(exclude="number").columns.tolist() == ["SEX", "EDUCATION",
+                                                                       "MARRIAGE"]
+    rows = [{"records": 10, "phases": {"fit": {"seconds": 1.0}, "score": {"seconds": 1.0},
+                                       "setup: data": {"seconds": 1.0}}},
+            {"records": 100, "phases": {"fit": {"seconds": 9.0}, "score": {"seconds": 20.0},
+                                        "setup: data": {"seconds": 50.0}}}]
+    verdict = {g["phase"]: g["no_worse_than_linear"] for g in growth(rows)}
+    assert verdict == {"fit": True, "score": False}

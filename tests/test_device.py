@@ -7,7 +7,14 @@ import warnings
 import pytest
 
 import tabmia._device as device_mod
-from tabmia._device import catboost_device_params, resolve_device_name
+import tabmia.backends as backends
+from tabmia._device import resolve_device_name
+
+
+def catboost_device_params(device):
+    """CatBoost's device parameters for ``device``, without the unset ones."""
+    settings = backends.BACKENDS["catboost"].device_settings(device, n_rows=10**9)
+    return {k: v for k, v in settings.items() if v is not None}
 
 
 def _count(n):
@@ -78,12 +85,12 @@ def test_torch_devices_are_accepted():
     ],
 )
 def test_catboost_params(monkeypatch, device, n_gpus, expected):
-    monkeypatch.setattr(device_mod, "catboost_gpu_count", _count(n_gpus))
+    monkeypatch.setattr(backends, "_catboost_gpus", _count(n_gpus))
     assert catboost_device_params(device) == expected
 
 
 def test_catboost_params_fall_back_and_refuse(monkeypatch):
-    monkeypatch.setattr(device_mod, "catboost_gpu_count", _count(0))
+    monkeypatch.setattr(backends, "_catboost_gpus", _count(0))
     with pytest.warns(RuntimeWarning, match="CUDA is not available to CatBoost"):
         assert catboost_device_params("cuda:0") == {"task_type": "CPU"}
     with pytest.raises(ValueError, match="device must be"):
@@ -91,7 +98,7 @@ def test_catboost_params_fall_back_and_refuse(monkeypatch):
 
 
 def test_catboost_gpu_count_is_an_int():
-    count = device_mod.catboost_gpu_count()
+    count = backends.BACKENDS["catboost"].gpu_count()
     assert isinstance(count, int) and count >= 0
 
 
@@ -99,7 +106,7 @@ def test_catboost_classifier_takes_the_device(monkeypatch):
     pytest.importorskip("catboost")
     from tabmia.shadow import catboost_classifier
 
-    monkeypatch.setattr(device_mod, "catboost_gpu_count", _count(2))
+    monkeypatch.setattr(backends, "_catboost_gpus", _count(2))
     params = catboost_classifier(device="cuda:1", iterations=5).get_params()
     assert params["task_type"] == "GPU" and params["devices"] == "1"
     assert catboost_classifier(device="cpu").get_params()["task_type"] == "CPU"
@@ -109,13 +116,12 @@ def test_catboost_classifier_takes_the_device(monkeypatch):
 
 def test_xgboost_classifier_takes_the_device(monkeypatch):
     pytest.importorskip("xgboost")
-    import tabmia.shadow.boosting as boosting
     from tabmia.shadow import xgboost_classifier
 
     assert xgboost_classifier(device="cpu").get_params()["device"] == "cpu"
-    monkeypatch.setattr(boosting, "_xgboost_cuda", lambda: True)
+    monkeypatch.setattr(backends, "_xgboost_gpus", _count(2))
     assert xgboost_classifier(device="cuda:1").get_params()["device"] == "cuda:1"
-    monkeypatch.setattr(boosting, "_xgboost_cuda", lambda: False)
+    monkeypatch.setattr(backends, "_xgboost_gpus", _count(0))
     with pytest.warns(RuntimeWarning, match="CUDA is not available to XGBoost"):
         assert xgboost_classifier(device="cuda").get_params()["device"] == "cpu"
     with pytest.raises(ValueError, match="device must be"):

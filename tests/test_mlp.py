@@ -21,7 +21,13 @@ from tabmia.shadow import TorchMLPClassifier, fit_mlps_batched, gradient_norms  
 from tabmia.shadow._stacked import init_weights as _init_weights  # noqa: E402
 from tabmia.shadow._stacked import layer_sizes as _layer_sizes  # noqa: E402
 
-cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+def cuda(test):
+    """A test that needs a CUDA GPU: marked ``gpu``, skipped without one."""
+    skip = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+    return pytest.mark.gpu(skip(test))
+
+
 SMALL = dict(hidden_layer_sizes=(16, 8), epochs=5, batch_size=32, lr=0.01)
 
 
@@ -253,10 +259,11 @@ def test_gradient_norms_match_per_record_loop(problem):
     for p in net.parameters():
         p.requires_grad_(True)
     expected = []
-    for i in range(5):
+    for i in range(5):  # on the model's device: CUDA where the machine has it
         net.zero_grad()
         loss = torch.nn.functional.cross_entropy(
-            net(torch.from_numpy(X[i : i + 1])), torch.from_numpy(y[i : i + 1])
+            net(torch.from_numpy(X[i : i + 1]).to(clf.device_)),
+            torch.from_numpy(y[i : i + 1]).to(clf.device_),
         )
         loss.backward()
         expected.append(torch.sqrt(sum((p.grad**2).sum() for p in net.parameters())).item())
@@ -267,6 +274,47 @@ def test_gradient_norms_match_per_record_loop(problem):
     np.testing.assert_allclose(gradient_norms(clf, X, y, batch_size=7), norms, rtol=1e-6)
     with pytest.raises(ValueError, match="integer class indices"):
         gradient_norms(clf, X, y.astype(float))
+
+
+def _mixed_frame(n=300, seed=0):
+    """Numbers and a category whose rare levels some random halves miss."""
+    rng = np.random.default_rng(seed)
+    levels = list("abcdefghijklmnop")
+    frame = pd.DataFrame({
+        "x": rng.normal(size=n),
+        "c": pd.Categorical(rng.choice(levels, n, p=[0.3, 0.2, 0.1, 0.1] + [0.3 / 12] * 12)),
+    })
+    return frame, rng.integers(0, 3, n)
+
+
+def _encoded_mlp(**mlp):
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    prep = make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["c"]),
+        (StandardScaler(), ["x"]))
+    return Pipeline([("prep", prep), ("mlp", TorchMLPClassifier(**{**SMALL, **mlp}))])
+
+
+def test_batched_pipeline_equals_each_pipeline_alone():
+    """A Pipeline ending in the MLP trains batched: each model fits its own copy of the
+    encoding on its own rows (so encodings of different widths meet in one network)
+    and ends with the predictions of that Pipeline fitted alone."""
+    X, y = _mixed_frame()
+    rng = np.random.default_rng(1)
+    masks = rng.random((4, len(y))) < 0.3
+    seeds = [5, 6, 7, 8]
+    recipe = _encoded_mlp()
+    models = fit_mlps_batched(X, y, masks, seeds, recipe, "cpu", classes=np.arange(3))
+    widths = {m[-1].n_features_in_ for m in models}
+    assert len(widths) > 1  # the encodings differ in width
+    for k, model in enumerate(models):
+        alone = clone(recipe).set_params(mlp__random_state=seeds[k]).fit(X[masks[k]], y[masks[k]])
+        assert model[-1].n_features_in_ == alone[-1].n_features_in_
+        _assert_same_weights(model[-1], alone[-1], atol=1e-5)
+        np.testing.assert_allclose(model.predict_proba(X), alone.predict_proba(X), atol=1e-5)
 
 
 def test_import_tabmia_shadow_does_not_import_torch():
@@ -287,6 +335,17 @@ def test_batched_on_gpu_matches_cpu(problem):
     for a, b in zip(on_gpu, on_cpu):
         assert a.device_.type == "cuda"
         _assert_same_weights(a, b, atol=1e-4)
+
+
+@cuda
+def test_batched_on_gpu_repeats_itself(problem):
+    """What CUDA promises: the same seeds on the same device give the same weights
+    (not bitwise those of training each model alone)."""
+    X, y, masks = problem
+    first = fit_mlps_batched(X, y, masks, [1, 2, 3], SMALL, "cuda")
+    again = fit_mlps_batched(X, y, masks, [1, 2, 3], SMALL, "cuda")
+    for a, b in zip(first, again):
+        _assert_same_weights(a, b, atol=0.0)
 
 
 @cuda

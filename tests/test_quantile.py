@@ -250,21 +250,27 @@ def test_bad_records_raise(small_game):
         QuantileAttack(None, **FAST).fit(Xp[:300], yp[:300])
 
 
+@pytest.mark.gpu
 def test_gpu_training_when_available(small_game):
-    from catboost.utils import get_gpu_device_count
+    from tabmia.backends import BACKENDS
 
-    if get_gpu_device_count() == 0:
+    if BACKENDS["catboost"].gpu_count() == 0:
         pytest.skip("CatBoost sees no GPU")
     target, _, (Xp, yp), (Xf, yf) = small_game
     attack = QuantileAttack(target, fpr=0.05, device="gpu", random_state=0, **FAST).fit(Xp, yp)
     assert attack.device_ == "gpu"
     assert np.all(np.isfinite(attack.decision_function(Xf, yf)))
+    # MultiQuantile is CPU-only in CatBoost: straight to the CPU, one warning, no failed fit
+    with pytest.warns(UserWarning, match="MultiQuantile on the CPU only") as seen:
+        pinball = QuantileAttack(target, mode="pinball", alphas=[0.05, 0.1], device="cuda",
+                                 random_state=0, **FAST).fit(Xp, yp)
+    assert pinball.device_ == "cpu" and len(seen) == 1
 
 
 def test_device_vocabulary_cuda_falls_back_to_the_cpu_with_a_warning(small_game, monkeypatch):
-    import tabmia.attacks.quantile as quantile_mod
+    import tabmia.backends as backends
 
-    monkeypatch.setattr(quantile_mod, "catboost_gpu_count", lambda: 0)
+    monkeypatch.setattr(backends, "_catboost_gpus", lambda: 0)
     target, _, (Xp, yp), _ = small_game
     for device in ("cuda", "cuda:1", "gpu"):
         with pytest.warns(RuntimeWarning, match="CUDA is not available to CatBoost"):
@@ -273,11 +279,68 @@ def test_device_vocabulary_cuda_falls_back_to_the_cpu_with_a_warning(small_game,
 
 
 def test_cli_quantile_on_cuda_runs_on_a_cpu_machine(tmp_path, capsys, monkeypatch):
-    import tabmia.attacks.quantile as quantile_mod
+    import tabmia.backends as backends
     from tabmia.cli import main
 
-    monkeypatch.setattr(quantile_mod, "catboost_gpu_count", lambda: 0)
+    monkeypatch.setattr(backends, "_catboost_gpus", lambda: 0)
+    monkeypatch.setattr(backends, "gpu_present", lambda: False)
     code = main(["audit", "--attacks", "quantile", "--device", "cuda", "--quiet",
                  "--out", str(tmp_path / "out")])
-    assert code == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 0, err
     assert (tmp_path / "out" / "results.json").is_file()
+    # one note that no GPU is present, no per-fit fallback warning
+    assert sum("no GPU is present" in line for line in err.splitlines()) == 1
+    assert "Warning" not in err
+
+
+class _RecordedRegressors:
+    """Spy on QuantileAttack._make_regressor: records the GPU each fit was given and
+    builds a CPU regressor instead (there is no GPU here)."""
+
+    def __init__(self, monkeypatch):
+        self.gpus = []
+        real = QuantileAttack._make_regressor
+
+        def spy(attack, params, seed, gpu):
+            self.gpus.append(gpu)
+            return real(attack, params, seed, None)
+
+        monkeypatch.setattr(QuantileAttack, "_make_regressor", spy)
+
+
+def test_pinball_grid_goes_straight_to_the_cpu_on_a_gpu(small_game, monkeypatch):
+    """MultiQuantile is CPU-only in CatBoost: no GPU fit is tried, one warning per fit
+    when the GPU was asked for, none under "auto"."""
+    import warnings
+
+    import tabmia.backends as backends
+
+    monkeypatch.setattr(backends, "_catboost_gpus", lambda: 1)
+    spy = _RecordedRegressors(monkeypatch)
+    target, _, (Xp, yp), _ = small_game
+    grid = dict(mode="pinball", alphas=[0.05, 0.1], random_state=0, **FAST)
+    with pytest.warns(UserWarning, match="MultiQuantile on the CPU only") as seen:
+        attack = QuantileAttack(target, device="cuda", **grid).fit(Xp[:300], yp[:300])
+    assert len(seen) == 1 and attack.device_ == "cpu" and attack.gpus_ == ()
+    assert spy.gpus == [None, None]  # cv=2 fits, both on the CPU from the start
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert QuantileAttack(target, **grid).fit(Xp[:300], yp[:300]).device_ == "cpu"
+
+
+def test_gpu_fits_hold_a_gpu_and_auto_waits_for_size(small_game, monkeypatch):
+    import tabmia.backends as backends
+
+    monkeypatch.setattr(backends, "_catboost_gpus", lambda: 2)
+    spy = _RecordedRegressors(monkeypatch)
+    target, _, (Xp, yp), _ = small_game
+    attack = QuantileAttack(target, device="cuda", random_state=0, **FAST).fit(Xp[:300], yp[:300])
+    assert attack.device_ == "gpu" and attack.gpus_ == ("cuda:0", "cuda:1")
+    assert spy.gpus == ["cuda:0", "cuda:0"]  # one fit after the other, each holding a GPU
+    spy.gpus.clear()
+    pinned = QuantileAttack(target, device="cuda:1", random_state=0, **FAST).fit(Xp[:300], yp[:300])
+    assert pinned.gpus_ == ("cuda:1",) and spy.gpus == ["cuda:1", "cuda:1"]
+    # "auto": 150 rows per regressor are far below the size where a GPU pays
+    assert QuantileAttack(target, random_state=0, **FAST).fit(Xp[:300], yp[:300]).device_ == "cpu"
+    assert backends.BACKENDS["catboost"].resolve("auto", n_rows=backends.GPU_MIN_ROWS) == "cuda"

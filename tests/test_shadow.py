@@ -165,7 +165,7 @@ def test_cache_resumes_and_tops_up(pool, tmp_path):
     np.testing.assert_array_equal(grown.statistics_, fresh.statistics_)
     # fewer models than cached: nothing to train; random_state=None adopts the cache's seed
     CountingLR.fits = 0
-    again = ShadowPopulation(CountingLR(), n_models=5, cache_dir=tmp_path).fit(X, y)
+    again = ShadowPopulation(CountingLR(), n_models=5, cache_dir=tmp_path, n_jobs=1).fit(X, y)
     assert CountingLR.fits == 0 and again.n_trained_ == 0
     np.testing.assert_array_equal(again.statistics_, grown.statistics_[:5])
 
@@ -173,7 +173,9 @@ def test_cache_resumes_and_tops_up(pool, tmp_path):
 def test_cache_survives_a_crash_mid_run(pool, tmp_path):
     X, y = pool
     CountingLR.fail_at = 3
-    pop = ShadowPopulation(CountingLR(), n_models=6, random_state=0, cache_dir=tmp_path)
+    # in-process (n_jobs=1): the fit counter lives in this process
+    pop = ShadowPopulation(CountingLR(), n_models=6, random_state=0, cache_dir=tmp_path,
+                           n_jobs=1)
     with pytest.raises(RuntimeError, match="simulated crash"):
         pop.fit(X, y)
     assert len(list(tmp_path.glob("model_*.npz"))) == 3
@@ -188,13 +190,15 @@ def test_cache_survives_a_crash_mid_run(pool, tmp_path):
 def test_cache_keep_models_false_then_true(pool, tmp_path):
     X, y = pool
     ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path,
-                     keep_models=False).fit(X, y)
+                     keep_models=False, n_jobs=1).fit(X, y)
     assert not list(tmp_path.glob("*.joblib"))
     CountingLR.fits = 0
-    pop = ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path).fit(X, y)
+    pop = ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path,
+                           n_jobs=1).fit(X, y)
     assert CountingLR.fits == 2 and len(pop.models_) == 2  # models were needed
     CountingLR.fits = 0
-    pop = ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path).fit(X, y)
+    pop = ShadowPopulation(CountingLR(), n_models=2, random_state=0, cache_dir=tmp_path,
+                           n_jobs=1).fit(X, y)
     assert CountingLR.fits == 0 and isinstance(pop.models_[0], CountingLR)
 
 
@@ -382,6 +386,27 @@ def test_invalid_parameters(pool):
         ShadowPopulation().fit(X, y)
 
 
+def test_zero_features_are_refused_on_every_pandas(pool, monkeypatch):
+    """pandas 3.0 cannot hash a frame without columns; the 0-feature case must still be
+    sklearn's clear error, not a pandas length mismatch."""
+    import tabmia._records as records
+
+    _X, y = pool
+    real = pd.util.hash_pandas_object
+
+    def broken(frame, **kwargs):  # pandas 3.0.6 on a frame without columns
+        if frame.shape[1] == 0:
+            raise ValueError("Length of values (0) does not match length of index (300)")
+        return real(frame, **kwargs)
+
+    monkeypatch.setattr(records.pd.util, "hash_pandas_object", broken)
+    empty = np.empty((300, 0))
+    hashes = records.row_hashes(empty)
+    assert hashes.shape == (300,) and (hashes == hashes[0]).all()
+    with pytest.raises(ValueError, match=r"0 feature\(s\) \(shape=\(300, 0\)\) while a minimum"):
+        ShadowPopulation(LogisticRegression(), n_models=2).fit(empty, y)
+
+
 # --------------------------------------------------------------- MLP shadows
 def test_mlp_population_is_batched_and_equals_models_alone(pool):
     torch = pytest.importorskip("torch")
@@ -420,8 +445,40 @@ def test_mlp_population_cache(pool, tmp_path):
     np.testing.assert_allclose(grown.statistics(X, y), grown.statistics_, atol=1e-6)
 
 
+def test_mlp_pipeline_population_is_batched_and_equals_models_alone(monkeypatch):
+    """The CLI's mlp recipe is Pipeline(encoding, TorchMLPClassifier): its shadows train
+    batched (one network per job), each with its own encoding, as if trained alone."""
+    pytest.importorskip("torch")
+    import tabmia.shadow.batched as batched
+    from tabmia.recipes import make_model
+
+    from tests.test_mlp import _mixed_frame
+
+    X, y = _mixed_frame(200)
+    recipe = make_model("mlp", X, device="cpu").set_params(
+        model__epochs=3, model__hidden_layer_sizes=(8,))
+    calls = []
+    real = batched.fit_mlps_batched
+
+    def spy(X_, y_idx, masks, *args, **kwargs):
+        calls.append(masks.shape[0])
+        return real(X_, y_idx, masks, *args, **kwargs)
+
+    monkeypatch.setattr(batched, "fit_mlps_batched", spy)
+    pop = ShadowPopulation(recipe, n_models=4, random_state=0, n_jobs=1).fit(X, y)
+    assert calls == [4]  # one batched network for the four models
+    for k in (0, 3):
+        alone = clone(recipe).set_params(model__random_state=int(pop.seeds_[k]))
+        alone.fit(X[pop.in_masks_[k]], y[pop.in_masks_[k]])
+        expected = membership_score("logit", alone.predict_proba(X), y)
+        np.testing.assert_allclose(pop.statistics_[k], expected, atol=1e-4)
+    np.testing.assert_allclose(pop.statistics(X, y), pop.statistics_, atol=1e-6)
+
+
 # -------------------------------------------------------------------- boosting
-def test_boosting_factories_pick_cpu_here_and_fit(pool):
+def test_boosting_factories_default_to_the_cpu_and_fit(pool):
+    """Without a row count, "auto" is the CPU on any machine (a GPU only pays for large
+    data); with one, the GPU from GPU_MIN_ROWS rows where the library sees one."""
     pytest.importorskip("catboost")
     pytest.importorskip("xgboost")
     from tabmia.shadow import (
@@ -436,10 +493,7 @@ def test_boosting_factories_pick_cpu_here_and_fit(pool):
     xgb = xgboost_classifier(n_estimators=10, n_jobs=1)
     assert cb.get_params()["allow_writing_files"] is False
     assert cb.get_params()["thread_count"] == 1
-    if not gpu_available("catboost"):
-        assert cb.get_params()["task_type"] == "CPU"
-    if not gpu_available("xgboost"):
-        assert xgb.get_params()["device"] == "cpu"
+    assert cb.get_params()["task_type"] == "CPU" and xgb.get_params()["device"] == "cpu"
     assert xgb.get_params()["tree_method"] == "hist"
     for model in (cb, xgb, lightgbm_classifier(n_estimators=10, n_jobs=1)):
         fitted = clone(model).fit(X, y)
@@ -447,6 +501,23 @@ def test_boosting_factories_pick_cpu_here_and_fit(pool):
     assert gpu_available("lightgbm") is False
     with pytest.raises(ValueError, match="library"):
         gpu_available("sklearn")
+
+
+def test_boosting_factories_auto_rule_with_a_mocked_gpu(monkeypatch):
+    pytest.importorskip("catboost")
+    pytest.importorskip("xgboost")
+    import tabmia.backends as backends
+    from tabmia.shadow import catboost_classifier, gpu_available, xgboost_classifier
+
+    monkeypatch.setattr(backends, "_catboost_gpus", lambda: 1)
+    monkeypatch.setattr(backends, "_xgboost_gpus", lambda: 1)
+    big, small = backends.GPU_MIN_ROWS, backends.GPU_MIN_ROWS - 1
+    assert gpu_available("catboost") and gpu_available("xgboost")
+    assert catboost_classifier(n_rows=big).get_params()["task_type"] == "GPU"
+    assert catboost_classifier(n_rows=small).get_params()["task_type"] == "CPU"
+    assert catboost_classifier().get_params()["task_type"] == "CPU"
+    assert xgboost_classifier(n_rows=big).get_params()["device"] == "cuda"
+    assert xgboost_classifier(n_rows=small).get_params()["device"] == "cpu"
 
 
 def _adult_like(n=300, seed=0):
@@ -523,3 +594,20 @@ def test_mlp_population_device_defers_to_the_estimator(pool):
     with pytest.warns(RuntimeWarning, match="CUDA is not available"):
         pop = ShadowPopulation(est, n_models=2, random_state=0).fit(X, y)
     assert pop.device_.type == "cpu" and pop.models_[0].device_.type == "cpu"
+
+
+@pytest.mark.gpu
+def test_mlp_population_on_cuda_repeats_itself(pool):
+    """On CUDA, batched shadows are not bitwise those trained alone, but the same seed on
+    the same device gives the same scores."""
+    torch = pytest.importorskip("torch")
+    from tabmia.shadow import TorchMLPClassifier
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    X, y = pool
+    est = TorchMLPClassifier(hidden_layer_sizes=(16,), epochs=3, batch_size=32, device="cuda")
+    first = ShadowPopulation(est, n_models=4, random_state=0, n_jobs=-1).fit(X, y)
+    again = ShadowPopulation(est, n_models=4, random_state=0, n_jobs=-1).fit(X, y)
+    assert first.device_.type == "cuda" and first.n_jobs_ == min(4, torch.cuda.device_count())
+    np.testing.assert_array_equal(first.statistics_, again.statistics_)

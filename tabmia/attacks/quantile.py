@@ -18,13 +18,14 @@ from scipy import stats
 from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from tabmia._device import catboost_device_params, catboost_gpu_count, resolve_device_name
 from tabmia._records import fold_hashes
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
 from tabmia.attacks._quantile_tuning import tune_catboost
 from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
+from tabmia.backends import BACKENDS
 from tabmia.scores import SCORE_NAMES, membership_score
+from tabmia.shadow._schedule import gpu_slot
 from tabmia.target import n_rows, take_rows
 
 __all__ = ["QuantileAttack", "DEFAULT_CATBOOST_PARAMS"]
@@ -38,7 +39,8 @@ DEFAULT_CATBOOST_PARAMS: dict[str, Any] = {
     "iterations": 300,
 }
 
-_RESERVED = ("loss_function", "random_seed", "random_state", "verbose", "task_type", "thread_count")
+_RESERVED = ("loss_function", "random_seed", "random_state", "verbose", "task_type", "devices",
+             "thread_count")
 
 
 class QuantileAttack(BaseMembershipAttack):
@@ -149,9 +151,14 @@ class QuantileAttack(BaseMembershipAttack):
         Where CatBoost trains, in tabmia's one device vocabulary
         (:func:`tabmia._device.resolve_device_name`; ``"gpu"`` is accepted as the old
         name of ``"cuda"``): ``"auto"`` trains on the GPU (``task_type="GPU"``) when
-        CatBoost sees one; ``"cuda"`` without one warns and trains on the CPU; a GPU
-        fit that fails (e.g. a loss the GPU build does not support) falls back to the
-        CPU with a warning. GPU results are not bit-identical to CPU ones.
+        CatBoost sees one and each regressor trains on at least
+        :data:`tabmia.backends.GPU_MIN_ROWS` public records (smaller fits are faster on
+        the CPU); ``"cuda"`` without a GPU warns and trains on the CPU. CatBoost's
+        ``MultiQuantile`` loss (pinball with several ``alphas``) is CPU-only: it trains
+        on the CPU from the start (an explicit ``"cuda"`` warns once per ``fit``). A
+        GPU is held by one fit at a time (across processes of this machine), and
+        ``"cuda"`` with several GPUs uses the first free one. GPU results are not
+        bit-identical to CPU ones.
     threshold_goal, fpr, prior, proxy_estimator, random_state
         As in :class:`~tabmia.attacks.base.BaseMembershipAttack`.
 
@@ -174,6 +181,8 @@ class QuantileAttack(BaseMembershipAttack):
         Global spread used by single-quantile pinball scores and as a floor.
     device_ : {"cpu", "gpu"}
         Where CatBoost trained.
+    gpus_ : tuple of str
+        The GPUs the regressors could train on (``"cuda:N"``); empty on the CPU.
     threshold_ : float
         Threshold on ``decision_function``.
 
@@ -305,12 +314,30 @@ class QuantileAttack(BaseMembershipAttack):
     def _catboost_device(self) -> str:
         return "cuda" if self.device == "gpu" else self.device  # "gpu": the old name
 
-    def _resolve_device(self) -> str:
-        name = resolve_device_name(self._catboost_device(), n_gpus=catboost_gpu_count,
-                                   library="CatBoost", stacklevel=4)
-        return "cpu" if name == "cpu" else "gpu"
+    def _resolve_device(self, n_rows: int) -> str:
+        """``"cpu"`` or ``"gpu"`` for regressors training on ``n_rows`` records; sets
+        ``gpus_``. A loss CatBoost's GPU build refuses goes to the CPU at once."""
+        catboost = BACKENDS["catboost"]
+        requested = self._catboost_device()
+        self.gpus_: tuple[str, ...] = ()
+        name = catboost.resolve(requested, n_rows=n_rows)
+        loss = self._loss_function().split(":", 1)[0]
+        if loss in catboost.gpu_unsupported:
+            if name != "cpu" and requested != "auto":
+                warnings.warn(
+                    f"QuantileAttack: CatBoost trains {loss} on the CPU only "
+                    f"(mode={self.mode!r} with {self.alphas_.size} alphas); the regressors "
+                    f"train there, not on device={self.device!r}",
+                    UserWarning, stacklevel=4,
+                )
+            return "cpu"
+        if name == "cpu":
+            return "cpu"
+        count = max(1, catboost.gpu_count())
+        self.gpus_ = (name,) if ":" in name else tuple(f"cuda:{i}" for i in range(count))
+        return "gpu"
 
-    def _make_regressor(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_regressor(self, params: dict[str, Any], seed: int, gpu: str | None) -> Any:
         from catboost import CatBoostRegressor
 
         p = dict(params)
@@ -321,31 +348,19 @@ class QuantileAttack(BaseMembershipAttack):
             random_seed=int(seed),
             verbose=False,
             allow_writing_files=False,
+            thread_count=-1 if self.n_jobs is None else int(self.n_jobs),
         )
-        if self.device_ == "gpu":
-            p.update(catboost_device_params(self._catboost_device()))
-        else:
-            p["thread_count"] = -1 if self.n_jobs is None else int(self.n_jobs)
+        settings = BACKENDS["catboost"].to_params(gpu or "cpu")
+        p.update({k: v for k, v in settings.items() if v is not None})
         return CatBoostRegressor(**p)
 
     def _fit_regressor(self, params: dict[str, Any], seed: int, data: Any, s: np.ndarray,
                        cat_idx: list[int]) -> Any:
-        from catboost import CatBoostError, Pool
+        from catboost import Pool
 
         pool = Pool(data, s, cat_features=cat_idx or None)
-        model = self._make_regressor(params, seed)
-        try:
-            return model.fit(pool)
-        except CatBoostError as exc:
-            if self.device_ != "gpu":
-                raise
-            warnings.warn(
-                f"QuantileAttack: CatBoost GPU training failed ({exc}); training on the CPU",
-                UserWarning,
-                stacklevel=5,
-            )
-            self.device_ = "cpu"
-            return self._make_regressor(params, seed).fit(pool)
+        with gpu_slot(self.gpus_) as gpu:  # one CatBoost fit per GPU at a time
+            return self._make_regressor(params, seed, gpu).fit(pool)
 
     def _raw_predict(self, model: Any, data: Any, cat_idx: list[int]) -> np.ndarray:
         from catboost import Pool
@@ -383,12 +398,12 @@ class QuantileAttack(BaseMembershipAttack):
     # -------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
         self._check_settings()
-        self.device_ = self._resolve_device()
         s = self._target_scores(X, y)
         if not np.all(np.isfinite(s)):
             raise ValueError("the target's scores on the public records are not all finite")
         if s.size < 2 * self.cv:
             raise ValueError(f"QuantileAttack needs at least {2 * self.cv} public records, got {s.size}")
+        self.device_ = self._resolve_device(s.size * (self.cv - 1) // self.cv)
         data, cat_idx = self._features(X, y, fitting=True)
         self._cat_idx_ = cat_idx
         q75, q25 = np.percentile(s, [75, 25])

@@ -6,7 +6,8 @@
 - :class:`TorchMLPClassifier`, :func:`fit_mlps_batched`, :func:`gradient_norms`: a
   torch MLP with a scikit-learn API, trained many at a time as one batched network.
 - :func:`catboost_classifier`, :func:`xgboost_classifier`, :func:`lightgbm_classifier`,
-  :func:`gpu_available`: boosted shadow models, on the GPU when there is one.
+  :func:`gpu_available`: boosted shadow models, on a GPU where that pays
+  (:mod:`tabmia.backends`).
 - :func:`fit_population`, :class:`PoolIndex`, :func:`masked_moments`,
   :func:`pooled_variance`: what the reference-model attacks share: train an attack's
   population, find candidates among its pool records, and the per-record moments of

@@ -20,25 +20,23 @@ import pandas as pd
 import scipy.sparse as sp
 
 from tabmia._records import row_hashes
+from tabmia.backends import execution_params
 
 _FORMAT = "tabmia.ShadowPopulation/1"
-#: Estimator parameters that change how a model is computed, not which model: they
-#: are left out of the cache manifest's description of the estimator.
-_EXECUTION_PARAMS = frozenset(
-    {
-        "verbose", "verbosity", "silent", "logging_level", "device", "n_jobs", "nthread",
-        "thread_count", "task_type", "devices", "allow_writing_files", "train_dir",
-        "gpu_ram_part", "used_ram_limit",
-    }
-)
 
 
 def _describe(obj: Any) -> str:
-    """A stable text description of an estimator's settings (no memory addresses)."""
+    """A stable text description of an estimator's settings (no memory addresses).
+
+    Parameters that change how a model is computed, not which model (device, threads,
+    verbosity: :func:`tabmia.backends.execution_params`), are left out, so that a cache
+    filled on a GPU machine serves a CPU one.
+    """
     if hasattr(obj, "get_params") and not isinstance(obj, type):
         params = obj.get_params(deep=False)
+        skip = execution_params()
         inner = ", ".join(
-            f"{k}={_describe(v)}" for k, v in sorted(params.items()) if k not in _EXECUTION_PARAMS
+            f"{k}={_describe(v)}" for k, v in sorted(params.items()) if k not in skip
         )
         return f"{type(obj).__module__}.{type(obj).__qualname__}({inner})"
     if isinstance(obj, (list, tuple)):

@@ -99,7 +99,9 @@ def train_stacked(
 ) -> np.ndarray:
     """Train K stacked MLPs in place; return the per-model loss curve ``(K, epochs)``.
 
-    Model ``k`` sees the records ``rows[k]`` of the pool ``X_t``: each epoch, a fresh
+    Model ``k`` sees the records ``rows[k]`` of the pool ``X_t`` (shape ``(n, d)``,
+    labels ``y_t`` of shape ``(n,)``), or of its own pool ``X_t[k]`` when every model has
+    one (``X_t`` of shape ``(K, n, d)``, ``y_t`` of shape ``(K, n)``): each epoch, a fresh
     permutation of them from ``generators[k]``, cut into minibatches of
     ``batch_size`` (the last one partial). Models with fewer minibatches sit out the
     remaining steps of an epoch (no Adam step). The loss of model ``k`` is its mean
@@ -113,6 +115,8 @@ def train_stacked(
 
     device = X_t.device
     K = len(rows)
+    own_pools = X_t.dim() == 3
+    model_index = torch.arange(K, device=device).view(K, 1)
     n_k = np.array([r.size for r in rows], dtype=np.int64)
     if (n_k == 0).any():
         raise ValueError("a model in the group has no training records")
@@ -142,8 +146,8 @@ def train_stacked(
         epoch_loss = torch.zeros(K, dtype=torch.float32, device=device)
         for t in range(n_steps):
             ib = idx_t[:, t]
-            xb = X_t[ib]
-            yb = y_t[ib]
+            xb = X_t[model_index, ib] if own_pools else X_t[ib]
+            yb = y_t[model_index, ib] if own_pools else y_t[ib]
             logits = _forward_stacked(params, xb, activation)
             n_classes = logits.shape[-1]
             ce = F.cross_entropy(

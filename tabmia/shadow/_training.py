@@ -13,7 +13,9 @@ from threadpoolctl import threadpool_limits
 
 from tabmia._estimators import clone_unfitted
 from tabmia._seeding import seed_estimator
+from tabmia.backends import set_device, set_threads
 from tabmia.scores import membership_score
+from tabmia.shadow._schedule import gpu_slot, torch_threads
 from tabmia.target import TargetModel, encode_labels, n_rows, take_rows
 
 
@@ -24,14 +26,16 @@ def _chunk_rows(n_classes: int) -> int:
 def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
     """Yield ``(slice, proba (m, C) float64, logits or None)`` in ``classes`` order."""
     from tabmia._array import softmax
-    from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
     n = n_rows(X)
     step = _chunk_rows(classes.size)
-    if isinstance(model, TorchMLPClassifier) and np.array_equal(model.classes_, classes):
+    mlp, prepare = _mlp_and_preprocessing(model)
+    if mlp is not None and np.array_equal(mlp.classes_, classes):
         for start in range(0, n, step):
             sl = slice(start, min(start + step, n))
-            logits = model.decision_function(take_rows(X, sl)).astype(np.float64)
+            rows = take_rows(X, sl)
+            logits = mlp.decision_function(rows if prepare is None else prepare.transform(rows))
+            logits = logits.astype(np.float64)
             yield sl, softmax(logits), logits
         return
     target = TargetModel(model, batch_size=step)
@@ -45,6 +49,23 @@ def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
             full[:, cols] = p
             p = full
         yield sl, p, None
+
+
+def _mlp_and_preprocessing(model: Any) -> tuple[Any, Any]:
+    """``(the TorchMLPClassifier, the Pipeline steps before it or None)``, or ``(None, None)``.
+
+    An MLP's logit and hinge statistics come from its logits, not from probabilities
+    rounded to 1.0.
+    """
+    from sklearn.pipeline import Pipeline
+
+    from tabmia.shadow.torch_mlp import TorchMLPClassifier
+
+    if isinstance(model, TorchMLPClassifier):
+        return model, None
+    if isinstance(model, Pipeline) and isinstance(model.steps[-1][1], TorchMLPClassifier):
+        return model.steps[-1][1], (model[:-1] if len(model.steps) > 1 else None)
+    return None, None
 
 
 def _statistic_row(
@@ -67,46 +88,65 @@ def _train_one(
     classes: np.ndarray,
     statistic: str,
     keep_model: bool,
+    threads: int | None = None,
+    gpus: tuple[str, ...] = (),
 ) -> list[tuple[int, np.ndarray, Any]]:
     """One joblib task: fit a clone of ``recipe`` on the rows ``mask``, score the pool.
 
-    BLAS runs on one thread here, in-process or in a worker: float results of BLAS
-    calls depend on its thread count (seen: sklearn MLP shadows differing by 0.17 in
-    the logit score between ``n_jobs=1`` with 2 BLAS threads and ``n_jobs=2``), and the
-    scores must not depend on ``n_jobs``. Parallelism comes from the jobs.
+    BLAS and OpenMP run on one thread here, in-process or in a worker: float results
+    of BLAS calls depend on the thread count (seen: sklearn MLP shadows differing by
+    0.17 in the logit score between ``n_jobs=1`` with 2 BLAS threads and ``n_jobs=2``;
+    HistGradientBoosting reduces in parallel), and the scores must not depend on
+    ``n_jobs``. Parallelism comes from the jobs, and from ``threads`` given to models
+    whose result does not depend on them (set where the recipe left the thread count
+    unset; :attr:`tabmia.backends.Backend.thread_invariant`). GPU work holds one of ``gpus`` alone
+    (:func:`~tabmia.shadow._schedule.gpu_slot`) and trains there.
     """
     model = clone_unfitted(recipe)
     seed_estimator(model, seed)
+    set_threads(model, threads, only_unset=True)
     rows = np.flatnonzero(mask)
-    with threadpool_limits(limits=1, user_api="blas"):
-        model.fit(take_rows(X, rows), y[rows])
-        row = _statistic_row(model, X, y_idx, classes, statistic)
+    with gpu_slot(gpus, first=k) as device:
+        if device is not None:
+            set_device(model, device)
+        with threadpool_limits(limits=1):
+            model.fit(take_rows(X, rows), y[rows])
+            row = _statistic_row(model, X, y_idx, classes, statistic)
     return [(k, row, model if keep_model else None)]
 
 
 def _train_mlp_group(
-    params: dict,
+    recipe: Any,
     ks: np.ndarray,
     seeds: np.ndarray,
     masks: np.ndarray,
-    X32: np.ndarray,
+    X: Any,
     y_idx: np.ndarray,
     classes: np.ndarray,
     statistic: str,
     device: Any,
     keep_model: bool,
     verbose: bool,
+    threads: int = 1,
+    gpus: tuple[str, ...] = (),
 ) -> list[tuple[int, np.ndarray, Any]]:
-    """One joblib task: train the MLPs ``ks`` as a batched network, score the pool."""
+    """One joblib task: train the MLPs ``ks`` as a batched network, score the pool.
+
+    ``recipe`` is a ``TorchMLPClassifier`` or a Pipeline ending in one. torch runs on
+    ``threads`` intra-op threads (one by default: its results depend on the thread
+    count, and one thread per job was also the fastest measured); GPU work holds one
+    of ``gpus`` alone.
+    """
     from tabmia.shadow.batched import fit_mlps_batched
 
-    models = fit_mlps_batched(
-        X32, y_idx, masks, seeds, params, device, classes=classes, verbose=verbose
-    )
-    return [
-        (int(k), _statistic_row(m, X32, y_idx, classes, statistic), m if keep_model else None)
-        for k, m in zip(ks, models)
-    ]
+    with gpu_slot(gpus, first=int(ks[0])) as slot, torch_threads(threads):
+        models = fit_mlps_batched(
+            X, y_idx, masks, seeds, recipe, slot or device, classes=classes, verbose=verbose
+        )
+        return [
+            (int(k), _statistic_row(m, X, y_idx, classes, statistic), m if keep_model else None)
+            for k, m in zip(ks, models)
+        ]
 
 
 def _delayed(func: Any) -> Any:

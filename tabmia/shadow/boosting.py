@@ -1,21 +1,20 @@
-"""CatBoost, XGBoost and LightGBM shadow models: GPU where present, CPU otherwise.
+"""CatBoost, XGBoost and LightGBM shadow models: on a GPU where that pays, else the CPU.
 
 Each factory returns an unfitted scikit-learn-API classifier, ready to be a
-:class:`~tabmia.shadow.ShadowPopulation` estimator or an attack's shadow recipe. The
+:class:`~tabmia.shadow.ShadowPopulation` estimator or an attack's shadow recipe. What
+each library needs to know about devices and threads is in :mod:`tabmia.backends`. The
 libraries are imported when a factory is called, never by ``import tabmia``.
 """
 
 from __future__ import annotations
 
-import functools
-import shutil
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tabmia._array import is_categorical_dtype
-from tabmia._device import catboost_device_params, catboost_gpu_count, resolve_device_name
+from tabmia.backends import BACKENDS, gpu_present
 
 __all__ = [
     "gpu_available",
@@ -25,45 +24,6 @@ __all__ = [
     "CatBoostAuto",  # noqa: F822 - built on first use by the module __getattr__
     "categorical_columns",
 ]
-
-
-@functools.cache
-def _cuda_device_present() -> bool:
-    if catboost_gpu_count() > 0:
-        return True
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            return True
-    except ImportError:
-        pass
-    return shutil.which("nvidia-smi") is not None and _nvidia_smi_lists_gpu()
-
-
-def _nvidia_smi_lists_gpu() -> bool:
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0 and "GPU" in out.stdout
-
-
-@functools.cache
-def _xgboost_cuda() -> bool:
-    try:
-        import xgboost
-    except ImportError:
-        return False
-    try:
-        built_with_cuda = bool(xgboost.build_info().get("USE_CUDA", False))
-    except Exception:  # noqa: BLE001
-        built_with_cuda = False
-    return built_with_cuda and _cuda_device_present()
 
 
 def gpu_available(library: str | None = None) -> bool:
@@ -76,27 +36,19 @@ def gpu_available(library: str | None = None) -> bool:
         with CUDA (not the ``xgboost-cpu`` wheel) and a CUDA device is present.
         ``"torch"``: ``torch.cuda.is_available()``. ``"lightgbm"``: always False
         (LightGBM's GPU needs a custom build; tabmia never picks it). None: any
-        CUDA device is visible.
+        CUDA device is visible. (How each library sees a GPU: :mod:`tabmia.backends`.)
 
     Returns
     -------
     bool
     """
     if library is None:
-        return _cuda_device_present()
-    if library == "catboost":
-        return catboost_gpu_count() > 0
-    if library == "xgboost":
-        return _xgboost_cuda()
-    if library == "torch":
-        from tabmia._device import cuda_available
-
-        return cuda_available()
-    if library == "lightgbm":
-        return False
-    raise ValueError(
-        f"library must be 'catboost', 'xgboost', 'torch', 'lightgbm' or None, got {library!r}"
-    )
+        return gpu_present()
+    if library not in ("catboost", "xgboost", "torch", "lightgbm"):
+        raise ValueError(
+            f"library must be 'catboost', 'xgboost', 'torch', 'lightgbm' or None, got {library!r}"
+        )
+    return BACKENDS[library].gpu_count() > 0
 
 
 def categorical_columns(X: Any) -> list[Any]:
@@ -183,23 +135,28 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def catboost_classifier(device: Any = "auto", **kwargs: Any) -> Any:
-    """An unfitted CatBoost classifier on the GPU when CatBoost sees one.
+def catboost_classifier(device: Any = "auto", *, n_rows: int | None = None, **kwargs: Any) -> Any:
+    """An unfitted CatBoost classifier, on the GPU where that pays.
 
     Defaults (each overridable by a keyword): ``task_type`` / ``devices`` from
-    ``device``, ``verbose=0``, ``allow_writing_files=False``. ``thread_count`` and every other
-    ``CatBoostClassifier`` parameter pass through. On a GPU, train shadows one at a
-    time (``ShadowPopulation(..., n_jobs=1)``): parallel jobs would share the device.
-    The model is a :class:`CatBoostAuto`: on a DataFrame it passes the category /
-    object / string columns as ``cat_features`` by itself (e.g. the Adult data set as
-    loaded).
+    ``device``, ``verbose=0``, ``allow_writing_files=False``. ``thread_count`` and every
+    other ``CatBoostClassifier`` parameter pass through; left unset, a
+    :class:`~tabmia.shadow.ShadowPopulation` gives each parallel job its share of the
+    cores, and a GPU holds one CatBoost fit at a time (a GPU fit reserves most of the
+    device's memory). The model is a :class:`CatBoostAuto`: on a DataFrame it passes
+    the category / object / string columns as ``cat_features`` by itself (e.g. the
+    Adult data set as loaded).
 
     Parameters
     ----------
     device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
-        ``"auto"``: the GPU when ``catboost.utils.get_gpu_device_count() > 0``, else
-        the CPU; ``"cuda:N"``: GPU ``N`` (``devices="N"``). CUDA that CatBoost does
-        not see warns and falls back to the CPU.
+        ``"auto"``: the GPU when CatBoost sees one and the model trains on at least
+        :data:`tabmia.backends.GPU_MIN_ROWS` rows (``n_rows``), else the CPU (see
+        :mod:`tabmia.backends` for the rule); ``"cuda:N"``: GPU ``N``
+        (``devices="N"``). CUDA that CatBoost does not see warns and falls back to the
+        CPU.
+    n_rows : int, default=None
+        Rows the model will train on, for ``device="auto"`` (None: the CPU).
     **kwargs
         ``CatBoostClassifier`` parameters.
 
@@ -211,14 +168,14 @@ def catboost_classifier(device: Any = "auto", **kwargs: Any) -> Any:
     Examples
     --------
     >>> from tabmia.shadow import catboost_classifier
-    >>> model = catboost_classifier(iterations=50, thread_count=2)
-    >>> model.get_params()["task_type"] in ("CPU", "GPU")
-    True
+    >>> catboost_classifier(iterations=50).get_params()["task_type"]
+    'CPU'
     """
     import tabmia.shadow.boosting as mod
 
+    settings = BACKENDS["catboost"].device_settings(device, n_rows=n_rows)
     params: dict[str, Any] = {
-        **catboost_device_params(device),
+        **{k: v for k, v in settings.items() if v is not None},
         "verbose": 0,
         "allow_writing_files": False,
     }
@@ -226,8 +183,8 @@ def catboost_classifier(device: Any = "auto", **kwargs: Any) -> Any:
     return mod.CatBoostAuto(**params)
 
 
-def xgboost_classifier(device: Any = "auto", **kwargs: Any) -> Any:
-    """An unfitted ``xgboost.XGBClassifier`` on CUDA when XGBoost can use it.
+def xgboost_classifier(device: Any = "auto", *, n_rows: int | None = None, **kwargs: Any) -> Any:
+    """An unfitted ``xgboost.XGBClassifier``, on CUDA where that pays.
 
     Defaults (each overridable): ``tree_method="hist"``, ``enable_categorical=True``
     (DataFrame category columns are used natively).
@@ -239,8 +196,11 @@ def xgboost_classifier(device: Any = "auto", **kwargs: Any) -> Any:
     Parameters
     ----------
     device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
-        ``"auto"``: CUDA when :func:`gpu_available` ("xgboost"), else the CPU. CUDA
-        that XGBoost cannot use warns and falls back to the CPU.
+        ``"auto"``: CUDA when :func:`gpu_available` ("xgboost") and the model trains
+        on at least :data:`tabmia.backends.GPU_MIN_ROWS` rows (``n_rows``), else the
+        CPU. CUDA that XGBoost cannot use warns and falls back to the CPU.
+    n_rows : int, default=None
+        Rows the model will train on, for ``device="auto"`` (None: the CPU).
     **kwargs
         ``XGBClassifier`` parameters.
 
@@ -253,12 +213,7 @@ def xgboost_classifier(device: Any = "auto", **kwargs: Any) -> Any:
 
     params = {
         "tree_method": "hist",
-        "device": resolve_device_name(
-            device,
-            n_gpus=lambda: int(_xgboost_cuda()),
-            library="XGBoost",
-            check_index=False,  # XGBoost does not say how many devices it sees
-        ),
+        **BACKENDS["xgboost"].device_settings(device, n_rows=n_rows),
         "enable_categorical": True,
     }
     params.update(kwargs)

@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted
+from tabmia.backends import set_device
 from tabmia.scores import SCORE_NAMES
 from tabmia.shadow._cache import _FORMAT, _Cache, _describe, _fingerprint
 from tabmia.shadow._design import (
@@ -31,6 +32,7 @@ from tabmia.shadow._design import (
     _pkeep_block,
     draw_in_masks,
 )
+from tabmia.shadow._schedule import plan_jobs
 from tabmia.shadow._training import (
     _delayed,
     _model_proba_chunks,
@@ -41,6 +43,19 @@ from tabmia.shadow._training import (
 from tabmia.target import TargetModel, encode_labels, n_rows
 
 __all__ = ["ShadowPopulation", "draw_in_masks"]
+
+
+def _batched_mlp(recipe: Any) -> Any:
+    """The TorchMLPClassifier that a recipe trains batched (alone or ending a Pipeline)."""
+    from sklearn.pipeline import Pipeline
+
+    from tabmia.shadow.torch_mlp import TorchMLPClassifier
+
+    if isinstance(recipe, TorchMLPClassifier):
+        return recipe
+    if isinstance(recipe, Pipeline) and isinstance(recipe.steps[-1][1], TorchMLPClassifier):
+        return recipe.steps[-1][1]
+    return None
 
 
 # ---------------------------------------------------------------- the population
@@ -55,13 +70,18 @@ class ShadowPopulation(BaseEstimator):
     candidate's score under the target with the IN and OUT columns of
     ``statistics_``; RMIA and Watson's calibration use the OUT ones.
 
-    Training goes through ``joblib.Parallel(n_jobs=n_jobs)``: processes on this
-    machine by default, a Dask or Ray cluster inside ``with
-    joblib.parallel_config(backend="dask"):``. Seeds are drawn before any parallel
-    work, so ``n_jobs`` and the backend never change a result. A
-    :class:`~tabmia.shadow.TorchMLPClassifier` estimator trains as batched networks
-    of many models at once (:func:`~tabmia.shadow.fit_mlps_batched`), on the GPU when
-    there is one.
+    Training goes through ``joblib.Parallel``: processes on this machine by default, a
+    Dask or Ray cluster inside ``with joblib.parallel_config(backend="dask"):``. Seeds
+    are drawn before any parallel work, so ``n_jobs`` and the backend never change a
+    result. The hardware is used as :mod:`tabmia.shadow._schedule` plans it: CPU work
+    spreads over the cores (one job per core by default; a job's spare cores go only
+    to models whose result does not depend on their thread count, scikit-learn's
+    ensembles);
+    GPU work runs one job per GPU, each job holding its GPU alone (two CatBoost GPU fits
+    on one device would run out of memory). A
+    :class:`~tabmia.shadow.TorchMLPClassifier` estimator, alone or at the end of a
+    Pipeline, trains as batched networks of many models at once
+    (:func:`~tabmia.shadow.fit_mlps_batched`), on the GPU when there is one.
 
     Parameters
     ----------
@@ -86,8 +106,10 @@ class ShadowPopulation(BaseEstimator):
     pkeep : float, default=0.5
         Share of the models each record trains (a fraction with denominator <= 64).
     n_jobs : int, default=None
-        Parallel jobs of joblib (None: 1 unless a ``joblib.parallel_config`` says
-        otherwise; -1: all cores or all cluster workers). Each model fits with one
+        Parallel jobs of joblib. None: what the hardware runs at once (every core for
+        CPU work, one job per GPU for GPU work), or the ``n_jobs`` of an enclosing
+        ``joblib.parallel_config``; -1: all cores, all cluster workers or all GPUs.
+        GPU work never runs more jobs than there are GPUs. Each model fits with one
         BLAS thread whatever ``n_jobs`` is, so that the scores do not depend on it:
         use jobs, not BLAS threads, for speed.
     random_state : int, RandomState instance, Generator or None, default=None
@@ -106,10 +128,10 @@ class ShadowPopulation(BaseEstimator):
         Keep the fitted models in ``models_`` (needed by :meth:`statistics` and
         :meth:`proba`). False keeps only ``statistics_``.
     device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
-        Device of ``TorchMLPClassifier`` shadows; "auto" defers to the estimator's own
-        ``device`` (whose "auto" means CUDA when the machine that trains them has it).
-        Ignored for other estimators. With one GPU, keep ``n_jobs=1``: parallel jobs
-        would share it.
+        Device of every model with a device notion (torch MLP, CatBoost, XGBoost; see
+        :mod:`tabmia.backends`): "auto" keeps the estimator's own setting (an MLP's
+        "auto" means CUDA when the machine that trains it has it); "cuda" spreads the
+        jobs over all GPUs, one job per GPU. Ignored for estimators without one.
     verbose : bool, default=False
         tqdm progress bar over the models.
     target : object, default=None
@@ -136,6 +158,9 @@ class ShadowPopulation(BaseEstimator):
         Models trained by the latest ``fit`` (the others came from ``cache_dir``).
     device_ : torch.device or None
         Resolved device of MLP shadows on this machine; None for other estimators.
+    n_jobs_ : int
+        Parallel jobs the latest ``fit`` trained with (0 when every model came from
+        the cache).
 
     See Also
     --------
@@ -232,8 +257,6 @@ class ShadowPopulation(BaseEstimator):
         -------
         self
         """
-        from tabmia.shadow.torch_mlp import TorchMLPClassifier
-
         if self.estimator is None:
             raise ValueError("estimator is None: pass an unfitted shadow model recipe")
         self._validate_params()
@@ -245,11 +268,18 @@ class ShadowPopulation(BaseEstimator):
             raise ValueError(f"X has {n} records but y has {y_arr.shape[0]} labels")
         if n < 2:
             raise ValueError(f"X has {n} records; a shadow population needs a pool")
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2 and shape[1] == 0:  # sklearn's wording
+            raise ValueError(f"Found array with 0 feature(s) (shape=({n}, 0)) while a minimum "
+                             "of 1 is required by ShadowPopulation.")
         classes = np.unique(y_arr) if self.classes is None else np.asarray(self.classes)
         y_idx = encode_labels(y_arr, classes, name="y")
         target = self.target.model if isinstance(self.target, TargetModel) else self.target
         recipe = clone_recipe(self.estimator, name="shadow_estimator", target=target)
-        is_mlp = isinstance(recipe, TorchMLPClassifier)
+        if str(self.device) != "auto":
+            set_device(recipe, self.device, n_rows=int(round(n * self.pkeep)))
+        mlp = _batched_mlp(recipe)
+        is_mlp = mlp is not None
         if not is_mlp and not hasattr(recipe, "predict_proba"):
             raise ValueError(
                 f"estimator {type(recipe).__name__} has no predict_proba; shadow models "
@@ -297,19 +327,15 @@ class ShadowPopulation(BaseEstimator):
         self.device_ = None
         if is_mlp:
             from tabmia._device import resolve_device
-            from tabmia.shadow._inputs import as_float32
 
-            mlp_device = self.device if str(self.device) != "auto" else recipe.device
-            self.device_ = resolve_device(mlp_device)
-            X_train = as_float32(X)
-            tasks = self._mlp_tasks(
-                recipe, todo, seeds, masks, X_train, y_idx, classes, mlp_device
-            )
+            self.device_ = resolve_device(mlp.device)
+            plan, tasks = self._mlp_tasks(recipe, mlp, todo, seeds, masks, X, y_idx, classes)
         else:
+            plan = plan_jobs(recipe, self.n_jobs, todo.size)
             tasks = [
                 _delayed(_train_one)(
                     recipe, int(k), int(seeds[k]), masks[k], X, y_arr, y_idx, classes,
-                    self.statistic, bool(self.keep_models),
+                    self.statistic, bool(self.keep_models), plan.threads, plan.gpus,
                 )
                 for k in todo
             ]
@@ -320,7 +346,8 @@ class ShadowPopulation(BaseEstimator):
             if cache is not None:
                 cache.save(k, int(seeds[k]), hashes[k], row, model)
 
-        self._run(tasks, todo.size, store)
+        self.n_jobs_ = plan.n_jobs if tasks else 0
+        self._run(tasks, todo.size, store, plan.n_jobs)
 
         self.estimator_ = recipe
         self.classes_ = classes
@@ -335,54 +362,61 @@ class ShadowPopulation(BaseEstimator):
     def _mlp_tasks(
         self,
         recipe: Any,
+        mlp: Any,
         todo: np.ndarray,
         seeds: np.ndarray,
         masks: np.ndarray,
-        X32: np.ndarray,
+        X: Any,
         y_idx: np.ndarray,
         classes: np.ndarray,
-        device: Any,
-    ) -> list[Any]:
-        """Groups of MLPs, each one batched network (one joblib task).
+    ) -> tuple[Any, list[Any]]:
+        """The job plan and the groups of MLPs, each one batched network (one task).
 
         Groups are as large as this machine's device memory allows, split further so
-        that every joblib worker gets one.
+        that every job gets one.
         """
-        import joblib
-
+        from tabmia.shadow._inputs import as_float32
         from tabmia.shadow.batched import auto_group_size
 
+        plan = plan_jobs(recipe, self.n_jobs, todo.size)
         if todo.size == 0:
-            return []
-        params = {
-            k: v for k, v in recipe.get_params(deep=False).items()
-            if k not in ("random_state", "device")
-        }
+            return plan, []
+        plain = recipe is mlp
+        X_train = as_float32(X) if plain else X
+        # a Pipeline's encoded width is known only once its steps are fitted: the raw
+        # width sizes the split here, and each task sizes its groups again
+        width = X_train.shape[1]
         group = auto_group_size(
-            X32.shape[1], recipe._hidden(), classes.size, int(recipe.batch_size),
-            self.device_, n_records=X32.shape[0],
+            width, mlp._hidden(), classes.size, int(mlp.batch_size), self.device_,
+            n_records=X_train.shape[0] if plain else 0,
+            own_pool_rows=0 if plain else int(masks[todo].sum(axis=1).max()),
         )
-        n_jobs = max(1, int(joblib.effective_n_jobs(self.n_jobs)))
-        n_tasks = min(todo.size, max(math.ceil(todo.size / group), n_jobs))
-        inner_verbose = bool(self.verbose) and n_jobs == 1
-        return [
+        n_tasks = min(todo.size, max(math.ceil(todo.size / group), plan.n_jobs))
+        inner_verbose = bool(self.verbose) and plan.n_jobs == 1
+        tasks = [
             _delayed(_train_mlp_group)(
-                params, ks, seeds[ks], masks[ks], X32, y_idx, classes, self.statistic,
-                device, bool(self.keep_models), inner_verbose,
+                recipe, ks, seeds[ks], masks[ks], X_train, y_idx, classes, self.statistic,
+                mlp.device, bool(self.keep_models), inner_verbose, plan.threads, plan.gpus,
             )
             for ks in np.array_split(todo, n_tasks)
         ]
+        return plan, tasks
 
-    def _run(self, tasks: list[Any], n_models: int, store: Any) -> None:
+    def _run(self, tasks: list[Any], n_models: int, store: Any, n_jobs: int) -> None:
         if not tasks:
             return
         from joblib import Parallel
         from tqdm.auto import tqdm
 
-        try:
-            parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
-        except ValueError:  # a backend that cannot stream results
-            parallel = Parallel(n_jobs=self.n_jobs)
+        # results stream back as they finish, so the cache keeps every finished model
+        # of an interrupted run; joblib < 1.4 streams only in order, some backends not
+        # at all
+        for mode in ("generator_unordered", "generator", "list"):
+            try:
+                parallel = Parallel(n_jobs=n_jobs, return_as=mode)
+                break
+            except ValueError:
+                continue
         from tabmia._progress import progress_desc
 
         desc = progress_desc("shadows") if self.verbose else "shadow models"
