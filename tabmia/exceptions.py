@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "DuplicateRecordsWarning", "RunNote", "FPRFallbackWarning", "ShadowSizeWarning",
-    "PlausibilityWarning",
+    "PlausibilityWarning", "LabelOnlyTargetError",
 ]
 
 
@@ -50,4 +50,13 @@ class PlausibilityWarning(UserWarning):
     worse than the population's, the two label distributions differ beyond chance, the
     model's outputs are one-hot (label-only), or an attack's AUC is below 0.5 beyond
     chance. Each names its test and p-value.
+    """
+
+
+class LabelOnlyTargetError(ValueError):
+    """The target answers with its predicted label only, and something asked for more.
+
+    Raised by :meth:`tabmia.target.TargetModel.predict_proba` (and ``predict_logits``)
+    on a label-only target, and by the ``fit`` of an attack that needs probabilities;
+    the message names the attacks that work from labels.
     """

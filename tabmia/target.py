@@ -13,6 +13,17 @@ Supported models
 - a torch ``nn.Module`` returning logits (``classes`` must be given);
 - a plain callable ``f(X) -> proba`` (``classes`` must be given, or ``range(C)`` is used);
 - precomputed probabilities for records scored elsewhere (:class:`PrecomputedProbabilities`).
+
+Label-only targets
+------------------
+A model that answers only with its decision (approve / decline, a diagnosis code) is a
+target too: a fitted classifier with ``predict`` but no ``predict_proba``, precomputed
+predicted labels (:class:`PrecomputedLabels`), or any of the above wrapped with
+``labels_only=True`` (a callable then returns labels; one-hot 0/1 "probabilities" are
+read as the labels they encode). Such a target has ``outputs == "labels"``: it answers
+:meth:`TargetModel.predict` and :meth:`TargetModel.predict_indices`, and refuses
+``predict_proba`` with :class:`~tabmia.exceptions.LabelOnlyTargetError`. Every target
+answers ``predict`` (the arg-max class of a probability model).
 """
 
 from __future__ import annotations
@@ -24,13 +35,17 @@ import pandas as pd
 import scipy.sparse as sp
 
 from tabmia._array import ravel_column, softmax
+from tabmia.exceptions import LabelOnlyTargetError
 
 __all__ = [
-    "TargetModel", "PrecomputedProbabilities", "as_target", "encode_labels", "n_rows", "take_rows",
+    "TargetModel", "PrecomputedProbabilities", "PrecomputedLabels", "as_target", "encode_labels",
+    "n_rows", "take_rows",
 ]
 
 #: Tolerance on ``sum(proba, axis=1) == 1``.
 PROBA_SUM_ATOL = 1e-3
+#: Kinds of model that answer with labels only.
+_LABEL_KINDS = ("predict", "precomputed_labels")
 
 
 def n_rows(X: Any) -> int:
@@ -138,12 +153,20 @@ class TargetModel:
     ----------
     model : object
         A fitted classifier with ``predict_proba`` (scikit-learn API), a torch
-        ``nn.Module`` returning logits, a callable ``f(X) -> proba``, or a
-        :class:`PrecomputedProbabilities`.
+        ``nn.Module`` returning logits, a callable ``f(X) -> proba``, a
+        :class:`PrecomputedProbabilities`; or, answering with labels only, a fitted
+        classifier with ``predict`` but no ``predict_proba`` or a
+        :class:`PrecomputedLabels`.
     classes : array-like of shape (n_classes,), default=None
         Class labels in the column order of the model's output. Taken from the
         model's ``classes_`` when it has one. Required for torch modules and
         callables whose labels are not ``0..C-1``.
+    labels_only : bool, default=False
+        Treat the model as answering with its predicted label only, whatever else it
+        can return: ``predict_proba`` is refused, a callable is taken to return labels,
+        and one-hot probabilities are read as the labels they encode. Models with
+        ``predict`` but no ``predict_proba`` and :class:`PrecomputedLabels` are
+        label-only without it.
     batch_size : int, default=65536
         Largest number of records sent to the model in one call.
     device : str, default="auto"
@@ -157,6 +180,9 @@ class TargetModel:
         Number of records sent to the model so far.
     has_logits : bool
         Whether :meth:`predict_logits` returns the model's own logits.
+    outputs : {"logits", "proba", "labels"}
+        What the target answers with: logits (a torch model), probabilities, or its
+        predicted label only (attacks that need more refuse it).
     """
 
     def __init__(
@@ -164,6 +190,7 @@ class TargetModel:
         model: Any,
         *,
         classes: Any = None,
+        labels_only: bool = False,
         batch_size: int = 65536,
         device: str = "auto",
     ) -> None:
@@ -179,6 +206,11 @@ class TargetModel:
         self.classes_ = self._resolve_classes(model, classes)
         self._class_sorter = np.argsort(self.classes_, kind="stable")
         self.has_logits = self._kind == "torch" or _is_tabmia_mlp(model)
+        self.labels_only = bool(labels_only)
+        if self._kind in _LABEL_KINDS or self.labels_only:
+            self.outputs = "labels"
+        else:
+            self.outputs = "logits" if self.has_logits else "proba"
         self._torch_device = None
 
     # ------------------------------------------------------------------ setup
@@ -186,17 +218,22 @@ class TargetModel:
     def _detect_kind(model: Any) -> str:
         if isinstance(model, PrecomputedProbabilities):
             return "precomputed"
+        if isinstance(model, PrecomputedLabels):
+            return "precomputed_labels"
         module = type(model).__module__ or ""
         if module.startswith("torch") or _is_torch_module(model):
             return "torch"
         if hasattr(model, "predict_proba"):
             return "sklearn"
+        if hasattr(model, "predict"):
+            return "predict"
         if callable(model):
             return "callable"
         raise TypeError(
-            f"target of type {type(model).__name__} has no predict_proba; pass a fitted "
-            "classifier with predict_proba, a torch nn.Module, a callable returning "
-            "probabilities, or tabmia.target.PrecomputedProbabilities"
+            f"target of type {type(model).__name__} has no predict_proba and no predict; "
+            "pass a fitted classifier (predict_proba, or predict for a label-only model), "
+            "a torch nn.Module, a callable returning probabilities, or "
+            "tabmia.target.PrecomputedProbabilities / PrecomputedLabels"
         )
 
     def _resolve_classes(self, model: Any, classes: Any) -> np.ndarray:
@@ -206,9 +243,10 @@ class TargetModel:
             out = np.asarray(model.classes_)
         elif self._kind == "precomputed":
             out = np.arange(model.proba.shape[1])
-        elif self._kind == "sklearn":
+        elif self._kind in ("sklearn", "predict"):
+            method = "predict_proba" if self._kind == "sklearn" else "predict"
             raise ValueError(
-                f"target {type(model).__name__} has predict_proba but no classes_: is it "
+                f"target {type(model).__name__} has {method} but no classes_: is it "
                 "fitted? Fit it first, or pass classes= in the column order of its output"
             )
         else:
@@ -265,14 +303,19 @@ class TargetModel:
         ValueError
             If ``X`` has the wrong columns or the model returns something that is
             not a probability matrix.
+        LabelOnlyTargetError
+            If the target answers with labels only (``outputs == "labels"``).
         """
+        self._refuse_scores("predict_proba")
+        return self._proba(X)
+
+    def _proba(self, X: Any) -> np.ndarray:
         n = n_rows(X)
         if n == 0:
             raise ValueError("X has no records")
         self._check_columns(X)
         if self._kind == "torch":
-            logits = self.predict_logits(X)
-            return softmax(logits)
+            return softmax(self._logits(X))
         blocks = []
         for start in range(0, n, self.batch_size):
             part = take_rows(X, slice(start, min(start + self.batch_size, n)))
@@ -311,7 +354,16 @@ class TargetModel:
 
         For other targets, ``log(predict_proba(X))`` (logits up to a per-row constant,
         which is all LiRA's hinge and logit-scaled scores need).
+
+        Raises
+        ------
+        LabelOnlyTargetError
+            If the target answers with labels only (``outputs == "labels"``).
         """
+        self._refuse_scores("predict_logits")
+        return self._logits(X)
+
+    def _logits(self, X: Any) -> np.ndarray:
         if self._kind != "torch":
             if self.has_logits:  # TorchMLPClassifier: its decision_function is the logits
                 self._check_columns(X)
@@ -323,7 +375,7 @@ class TargetModel:
                 ])
                 self.n_queries_ += n
                 return logits
-            return np.log(np.clip(self.predict_proba(X), 1e-300, None))
+            return np.log(np.clip(self._proba(X), 1e-300, None))
         import torch
 
         module = self.model
@@ -344,6 +396,75 @@ class TargetModel:
         self.n_queries_ += n
         self._check_output(logits, n, "the torch target returned logits")
         return logits
+
+    def predict_indices(self, X: Any) -> np.ndarray:
+        """The target's predicted label of each record, as an index into ``classes_``.
+
+        Every target answers it: a label-only one with its own labels, the others with
+        the arg-max of their probabilities (or logits). Counts ``n_queries_``.
+
+        Returns
+        -------
+        ndarray of int of shape (n,)
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has the wrong columns, or the model predicts a label that is not
+            among ``classes_``.
+        """
+        if self._kind in ("torch", "precomputed") or (
+                self.outputs != "labels" and self._kind != "predict"):
+            # probabilities or logits (one-hot ones, for a label-only declaration)
+            scores = self._logits(X) if self._kind == "torch" else self._proba(X)
+            return np.argmax(scores, axis=1).astype(np.intp)
+        n = n_rows(X)
+        if n == 0:
+            raise ValueError("X has no records")
+        self._check_columns(X)
+        blocks = [self._raw_label_indices(take_rows(X, slice(s, min(s + self.batch_size, n))))
+                  for s in range(0, n, self.batch_size)]
+        self.n_queries_ += n
+        return np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The target's predicted label of each record (values of ``classes_``)."""
+        return self.classes_[self.predict_indices(X)]
+
+    def _raw_label_indices(self, X: Any) -> np.ndarray:
+        """Label indices of a label-only target's answers on one batch: precomputed
+        labels, the model's ``predict`` (the decision it exposes), or a callable's labels."""
+        if self._kind == "precomputed_labels":
+            labels = self.model.lookup(X)
+        elif hasattr(self.model, "predict"):
+            labels = self.model.predict(X)
+        else:
+            labels = self.model(X)
+        labels = ravel_column(np.asarray(labels))
+        m = n_rows(X)
+        if labels.shape != (m,):
+            raise ValueError(
+                f"the target returned labels of shape {np.shape(labels)}, expected ({m},)"
+            )
+        return self.encode_labels(labels, name="the target's predicted labels")
+
+    def _refuse_scores(self, method: str) -> None:
+        if self.outputs == "labels":
+            raise LabelOnlyTargetError(
+                f"{method}: the target answers with labels only ({self.labels_reason}); "
+                "use predict / predict_indices, or an attack that works from labels"
+            )
+
+    @property
+    def labels_reason(self) -> str:
+        """Why the target is label-only, in words (empty when it is not)."""
+        if self.outputs != "labels":
+            return ""
+        if self._kind == "precomputed_labels":
+            return "precomputed predicted labels"
+        if self._kind == "predict":
+            return f"{type(self.model).__name__} has predict but no predict_proba"
+        return "declared with labels_only=True"
 
     def _check_output(self, values: np.ndarray, n: int, what: str) -> None:
         """One row per record, one column per class, every value finite."""
@@ -375,13 +496,46 @@ class TargetModel:
         )
 
 
-class PrecomputedProbabilities:
+class _PrecomputedOutputs:
+    """Outputs of a model computed elsewhere, one row per record, found by content."""
+
+    _what = "outputs"
+
+    def __init__(self, X: Any, values: np.ndarray) -> None:
+        if n_rows(X) != values.shape[0]:
+            raise ValueError(
+                f"X has {n_rows(X)} records but {self._what} has {values.shape[0]} rows"
+            )
+        index = pd.Index(_row_keys(X))
+        if not index.is_unique:
+            # duplicated records: the first row's outputs are used for all copies
+            first = ~index.duplicated(keep="first")
+            index, values = index[first], values[first]
+        self._index = index
+        self._values = values
+        self.n_features_in_ = _n_columns(X)
+
+    def lookup(self, X: Any) -> np.ndarray:
+        """Stored outputs of the records ``X``."""
+        pos = self._index.get_indexer(_row_keys(X))
+        if (pos < 0).any():
+            raise ValueError(
+                f"{int((pos < 0).sum())} of {pos.size} records were not among the "
+                f"records whose {self._what} were given ({type(self).__name__} cannot "
+                "score new or perturbed records)"
+            )
+        return self._values[pos]
+
+
+class PrecomputedProbabilities(_PrecomputedOutputs):
     """Probabilities computed elsewhere, looked up by record content.
 
     Use it when the model cannot be run here (trained and served elsewhere): give
     the records and the probabilities the model gave them. ``predict_proba`` on any
     subset of those records returns their stored rows; a record that was not given
     raises a clear error (so attacks that perturb records, like Merlin, cannot run).
+    One-hot rows of a model that gives only its label: wrap with
+    ``TargetModel(..., labels_only=True)``.
 
     Parameters
     ----------
@@ -391,34 +545,62 @@ class PrecomputedProbabilities:
         The model's probabilities for those records.
     """
 
+    _what = "probabilities"
+
     def __init__(self, X: Any, proba: Any) -> None:
         proba = np.asarray(proba, dtype=np.float64)
         if proba.ndim != 2:
             raise ValueError(f"proba must be 2-D (n, n_classes), got shape {proba.shape}")
-        if n_rows(X) != proba.shape[0]:
-            raise ValueError(
-                f"X has {n_rows(X)} records but proba has {proba.shape[0]} rows"
-            )
-        keys = _row_keys(X)
-        index = pd.Index(keys)
-        if not index.is_unique:
-            # duplicated records: the first row's probabilities are used for all copies
-            first = ~index.duplicated(keep="first")
-            index, proba = index[first], proba[first]
-        self._index = index
-        self.proba = proba
-        self.n_features_in_ = _n_columns(X)
+        super().__init__(X, proba)
 
-    def lookup(self, X: Any) -> np.ndarray:
-        """Stored probabilities of the records ``X``."""
-        pos = self._index.get_indexer(_row_keys(X))
-        if (pos < 0).any():
-            raise ValueError(
-                f"{int((pos < 0).sum())} of {pos.size} records were not among the "
-                "records whose probabilities were given (PrecomputedProbabilities cannot "
-                "score new or perturbed records)"
-            )
-        return self.proba[pos]
+    @property
+    def proba(self) -> np.ndarray:
+        """The stored probability rows (one per distinct record)."""
+        return self._values
+
+
+class PrecomputedLabels(_PrecomputedOutputs):
+    """Predicted labels computed elsewhere, looked up by record content: a label-only target.
+
+    Use it for a model reachable only through its decision, whose labels on the
+    audited records were collected elsewhere. Only attacks that work from labels and
+    query no new records run on it (the gap attack): a perturbed record was not
+    given, and raises a clear error.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or DataFrame of shape (n, d)
+        Records that were scored.
+    labels : array-like of shape (n,)
+        The model's predicted label of each record.
+    classes : array-like, default=None
+        Every label the model can predict (and the true labels of the audited records
+        take); by default the labels seen in ``labels``. A true label outside it cannot
+        be scored.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        Sorted union of ``classes`` and the predicted labels.
+    """
+
+    _what = "labels"
+
+    def __init__(self, X: Any, labels: Any, classes: Any = None) -> None:
+        labels = ravel_column(np.asarray(labels))
+        if labels.ndim != 1:
+            raise ValueError(f"labels must be 1-D, one per record, got shape {labels.shape}")
+        if labels.dtype.kind in "fO" and pd.isna(labels).any():
+            raise ValueError(f"labels has {int(pd.isna(labels).sum())} missing (NaN) values")
+        seen = pd.unique(pd.Series(labels))
+        if classes is not None:
+            seen = pd.unique(pd.Series(np.r_[np.asarray(classes, dtype=object),
+                                             np.asarray(seen, dtype=object)]))
+        try:
+            self.classes_ = np.sort(np.asarray(list(seen)))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"labels and classes do not sort together: {exc}") from exc
+        super().__init__(X, labels)
 
 
 def _row_keys(X: Any) -> np.ndarray:

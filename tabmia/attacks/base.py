@@ -40,13 +40,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
 from tabmia._records import record_hashes
-from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning
+from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning, LabelOnlyTargetError
 from tabmia.game import nonmember_rows, split_game_labels
 from tabmia.metrics import UnresolvableFPRError
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 from tabmia.thresholds import GOALS, resolves_fpr, select_threshold, smallest_resolvable_fpr
 
-__all__ = ["BaseMembershipAttack", "MAX_FALLBACK_FPR"]
+__all__ = ["BaseMembershipAttack", "MAX_FALLBACK_FPR", "label_only_attacks"]
 
 _SEED_MAX = np.iinfo(np.int32).max
 
@@ -127,6 +127,9 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
 
     #: Subclass hook behind the public :attr:`fit_includes_candidates` tag.
     _fit_includes_candidates: bool = False
+    #: What the attack needs from the target: ``"proba"`` (probabilities or logits) or
+    #: ``"labels"`` (works from the predicted label alone: label-only targets too).
+    _needs_outputs: str = "proba"
 
 
     @classmethod
@@ -256,6 +259,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     def _fit_scorer(self, X: Any, y: Any, *, ranking_only: bool = False) -> None:
         self._validate_params()
         self.target_ = self._make_target()
+        self._check_outputs()
         self._rng_ = check_random_state(self.random_state)
         y_idx = self._validate_records(X, y, "fit")
         validate_data(self, X, reset=True, skip_check_array=True)
@@ -309,6 +313,16 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
             target.n_queries_ = 0
             return target
         return as_target(self.target)
+
+    def _check_outputs(self) -> None:
+        """Refuse a label-only target when the attack needs probabilities."""
+        if self._needs_outputs == "labels" or self.target_.outputs != "labels":
+            return
+        raise LabelOnlyTargetError(
+            f"{type(self).__name__} needs the target's probabilities, but the target "
+            f"answers with labels only ({self.target_.labels_reason}); attacks that work "
+            f"from labels: {', '.join(label_only_attacks())}"
+        )
 
     def _draw_seed(self) -> int:
         """A fresh integer seed from the attack's random state (set in ``fit``)."""
@@ -421,6 +435,19 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         pos = proxy_attack._scores(take_rows(X, in_idx), y[in_idx])
         self.proxy_ = proxy
         return neg, pos
+
+
+def label_only_attacks() -> list[str]:
+    """Names of the attack classes that work from the target's predicted labels alone."""
+    import tabmia.attacks  # noqa: F401 - every attack class is defined once imported
+
+    found, stack = set(), [BaseMembershipAttack]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            stack.append(sub)
+            if sub._needs_outputs == "labels" and not sub.__name__.startswith("_"):
+                found.add(sub.__name__)
+    return sorted(found)
 
 
 def statistic_from_legacy(

@@ -43,7 +43,11 @@ def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
     same = cols.size == classes.size and np.array_equal(cols, np.arange(classes.size))
     for start in range(0, n, step):
         sl = slice(start, min(start + step, n))
-        p = target.predict_proba(take_rows(X, sl))
+        rows = take_rows(X, sl)
+        if target.outputs == "labels":  # a label-only recipe: its labels as one-hot rows
+            p = np.eye(target.n_classes)[target.predict_indices(rows)]
+        else:
+            p = target.predict_proba(rows)
         if not same:  # classes missing from this model's training subset get probability 0
             full = np.zeros((p.shape[0], classes.size), dtype=np.float64)
             full[:, cols] = p
