@@ -1,4 +1,5 @@
-"""Noise model for perturbation attacks on tabular records (Merlin, Morgan).
+"""Perturbations of tabular records: noise (Merlin, Morgan, noise robustness) and rays
+(the label-only boundary distance).
 
 :class:`TabularNoise` learns, from the attacker's public records, which columns are
 numeric, binary (0/1 or bool) or categorical, and then makes ``T`` noisy copies of a
@@ -51,7 +52,7 @@ import scipy.sparse as sp
 from tabmia._array import as_float_matrix, is_categorical_dtype
 from tabmia.target import n_rows
 
-__all__ = ["TabularNoise"]
+__all__ = ["TabularNoise", "TabularRays"]
 
 _NOISE_SCALES = ("absolute", "std")
 
@@ -328,6 +329,161 @@ class TabularNoise:
         rep = sp.csr_matrix(rep)
         rep.eliminate_zeros()
         return rep.astype(X.dtype if np.issubdtype(X.dtype, np.floating) else np.float64)
+
+
+class TabularRays:
+    """Records moved along random directions of an encoded feature space.
+
+    The boundary-distance attack looks for the smallest step along a direction that
+    changes a model's label; this class owns the space those steps live in. It reads
+    the columns the way :class:`TabularNoise` does (fitted on public records) and gives
+    each an encoding in which a step is a real number:
+
+    numeric
+        One coordinate in units of the column's public standard deviation (a constant
+        column does not move): a step ``t`` along ``d`` adds ``t * d_j * std_j``.
+    binary (0/1, bool)
+        One coordinate, the value itself, decoded by rounding at 0.5: the cell flips
+        once the step moves it past one half.
+    categorical
+        One coordinate per category seen in the public records (one-hot), decoded by
+        the largest coordinate: the record's category holds 1, so the value changes to
+        category ``c`` once ``t * (d_c - d_current) > 1``. A value never seen in public
+        data keeps a coordinate of 1 that no direction moves.
+
+    Directions are standard normal in the encoded space, scaled to a root mean square
+    of 1 per coordinate (length ``sqrt(n_coordinates_)``), so a step ``t`` moves a
+    coordinate by about ``t`` whatever the number of columns and categories: ``t`` is
+    the Euclidean distance in the encoded space divided by ``sqrt(n_coordinates_)``.
+    All ``n_directions`` are drawn once (:meth:`draw`) and shared by every record, like
+    the noise bank.
+
+    Parameters
+    ----------
+    n_directions : int, default=16
+        Directions drawn.
+
+    Attributes
+    ----------
+    columns_ : TabularNoise
+        The fitted column description (kinds, standard deviations, categories).
+    n_coordinates_ : int
+        Dimension of the encoded space.
+    directions_ : ndarray of shape (n_directions, n_coordinates_)
+        Directions of root mean square 1 per coordinate (set by :meth:`draw`).
+    """
+
+    def __init__(self, n_directions: int = 16) -> None:
+        self.n_directions = n_directions
+
+    def fit(self, X: Any) -> TabularRays:
+        """Learn column kinds, scales and categories from public records."""
+        if sp.issparse(X):
+            raise TypeError(
+                "rays through sparse records are not supported: a step moves every "
+                "coordinate, which would densify the matrix; pass a dense array or DataFrame"
+            )
+        # sigma 1 in std units: scale_ is the public std of each numeric column
+        self.columns_ = TabularNoise(sigma=1.0, noise_scale="std", categorical_flip=0.5,
+                                     binary_flip=0.5).fit(X)
+        cols = self.columns_
+        names = cols.columns_ if cols.kind_ == "frame" else list(range(cols.n_features_in_))
+        self._plain = [j for j, r in enumerate(cols.roles_) if r != "categorical"]
+        self._blocks = {}  # categorical column -> (its slice of coordinates, categories)
+        width = len(self._plain)
+        for j, role in enumerate(cols.roles_):
+            if role == "categorical":
+                values = cols.marginals_[names[j]][0]
+                self._blocks[names[j]] = (slice(width, width + values.size), values)
+                width += values.size
+        self.n_coordinates_ = width
+        return self
+
+    def draw(self, seed: int) -> TabularRays:
+        """Draw the ``n_directions`` directions every record is moved along."""
+        if not hasattr(self, "columns_"):
+            raise RuntimeError("fit the rays before drawing directions")
+        rng = np.random.default_rng(seed)
+        d = rng.standard_normal((int(self.n_directions), self.n_coordinates_))
+        rms = np.sqrt(np.mean(d * d, axis=1, keepdims=True))
+        self.directions_ = d / rms
+        return self
+
+    def move(self, X: Any, rows: np.ndarray, directions: np.ndarray, steps: np.ndarray) -> Any:
+        """Record ``rows[j]`` of ``X`` moved ``steps[j]`` along direction ``directions[j]``.
+
+        Parameters
+        ----------
+        X : array or DataFrame of shape (n, d)
+            Records in the fitted form.
+        rows, directions : ndarray of int of shape (m,)
+            Which record and which direction, per output row.
+        steps : ndarray of shape (m,)
+            Distances in the encoded space.
+
+        Returns
+        -------
+        array or DataFrame of shape (m, d)
+            In the form of ``X`` (integer columns of a DataFrame become float).
+        """
+        if not hasattr(self, "directions_"):
+            raise RuntimeError("draw the directions before moving records")
+        cols = self.columns_
+        step = np.asarray(steps, dtype=np.float64)[:, None]
+        shift = step * self.directions_[np.asarray(directions)]  # (m, n_coordinates)
+        plain_shift = shift[:, : len(self._plain)]
+        if cols.kind_ != "frame":
+            arr = _as_float_array(X)
+            if arr.shape[1] != cols.n_features_in_:
+                raise ValueError(f"X has {arr.shape[1]} columns but the rays were fitted on "
+                                 f"{cols.n_features_in_}")
+            out = arr[np.asarray(rows)].astype(np.float64)
+            self._move_plain(out, plain_shift)
+            return out
+        missing = [c for c in cols.columns_ if c not in X.columns]
+        if missing:
+            raise ValueError(f"X is missing columns the rays were fitted on: {missing[:10]}")
+        out = X.iloc[np.asarray(rows)].reset_index(drop=True)
+        names = [cols.columns_[j] for j in self._plain]
+        if names:
+            vals = out[names].to_numpy(dtype=np.float64, na_value=np.nan)
+            self._move_plain(vals, plain_shift)
+            for k, c in enumerate(names):
+                binary = cols.roles_[self._plain[k]] == "binary"
+                # a 0/1 or bool column keeps its dtype (unless it holds missing values)
+                keep = binary and not np.isnan(vals[:, k]).any()
+                out[c] = pd.Series(vals[:, k], dtype=X[c].dtype) if keep else vals[:, k]
+        for c, (block, values) in self._blocks.items():
+            out[c] = self._move_categorical(out[c], values, shift[:, block], X[c].dtype)
+        return out
+
+    def _move_plain(self, vals: np.ndarray, shift: np.ndarray) -> None:
+        """Numeric and binary columns of ``vals`` (m, n_plain) moved in place."""
+        roles = self.columns_.roles_[self._plain]
+        numeric = roles == "numeric"
+        scale = self.columns_.scale_[self._plain].astype(np.float64)
+        vals[:, numeric] += shift[:, numeric] * scale[numeric]
+        binary = ~numeric
+        if binary.any():
+            moved = vals[:, binary] + shift[:, binary]
+            vals[:, binary] = np.where(np.isnan(moved), np.nan, (moved >= 0.5).astype(float))
+
+    @staticmethod
+    def _move_categorical(col: pd.Series, values: np.ndarray, shift: np.ndarray,
+                          dtype: Any) -> Any:
+        """The category with the largest coordinate after the step, per row."""
+        current = pd.Index(values).get_indexer(col.to_numpy(dtype=object))
+        score = shift.copy()
+        known = current >= 0
+        score[np.flatnonzero(known), current[known]] += 1.0
+        best = np.argmax(score, axis=1)
+        # a value unseen in public data holds 1 on a coordinate no direction moves
+        stay = ~known & (score.max(axis=1) <= 1.0)
+        new = col.to_numpy(dtype=object).copy()
+        new[~stay] = values[best[~stay]]
+        if isinstance(dtype, pd.CategoricalDtype):
+            return pd.Categorical(new, dtype=dtype)
+        return pd.Series(new, dtype=dtype)
 
 
 def _as_float_array(X: Any) -> np.ndarray:

@@ -5,6 +5,12 @@ See :class:`tabmia.attacks.base.BaseMembershipAttack` for the contract.
 
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.attacks.calibrated import CalibratedAttack
+from tabmia.attacks.label_only import (
+    BoundaryDistanceAttack,
+    CalibratedRobustnessAttack,
+    GapAttack,
+    NoiseRobustnessAttack,
+)
 from tabmia.attacks.lira import LiRAAttack
 from tabmia.attacks.loss import LossAttack, ScoreAttack
 from tabmia.attacks.merlin import MerlinAttack, MorganAttack
@@ -13,11 +19,15 @@ from tabmia.attacks.rmia import RMIAAttack
 
 __all__ = [
     "BaseMembershipAttack",
+    "BoundaryDistanceAttack",
     "CalibratedAttack",
+    "CalibratedRobustnessAttack",
+    "GapAttack",
     "LiRAAttack",
     "LossAttack",
     "MerlinAttack",
     "MorganAttack",
+    "NoiseRobustnessAttack",
     "QuantileAttack",
     "RMIAAttack",
     "ScoreAttack",
