@@ -29,7 +29,8 @@ MAX_MODELS = 1024
 
 # flags of the built-in game only, of your own model only, of a model file only
 _GAME_ONLY = ("dataset", "model", "seeds", "train_size", "prior", "max_records")
-_OWN_ONLY = ("trust_types", "label", "recipe", "max_members", "encoding", "sep", "categorical")
+_OWN_ONLY = ("trust_types", "label", "recipe", "max_members", "encoding", "sep", "categorical",
+             "label_only")
 _MODEL_FILE_ONLY = ("trust_types", "categorical")
 # flags that set an attack parameter: (parameter, what it sets, an attack that takes it)
 _ATTACK_FLAGS = {
@@ -53,6 +54,8 @@ def _own_mode(args: argparse.Namespace) -> str | None:
         return "--model-file"
     if args.train_proba is not None or args.population_proba is not None:
         return "--train-proba / --population-proba"
+    if args.train_pred is not None or args.population_pred is not None:
+        return "--train-pred / --population-pred"
     if args.train is not None or args.population is not None:
         return "--train / --population"
     return None
@@ -73,14 +76,15 @@ def check_mode(args: argparse.Namespace) -> None:
         if args.model_file is None and stray:
             raise UsageError(
                 f"{_flag(stray[0])} applies to a --model-file; an audit of precomputed "
-                f"probabilities ({mode}) does not use it: remove it"
+                f"outputs ({mode}) does not use it: remove it"
             )
         return
     stray = [d for d in _OWN_ONLY if d in given]
     if stray:
         raise UsageError(
-            f"{_flag(stray[0])} applies to an audit of your own model (--model-file or "
-            "--train-proba / --population-proba, with --train, --population and --label); "
+            f"{_flag(stray[0])} applies to an audit of your own model (--model-file, "
+            "--train-proba / --population-proba or --train-pred / --population-pred, with "
+            "--train, --population and --label); "
             f"the built-in game (--dataset {args.dataset}) does not use it: remove it, or "
             "give your model and data"
         )

@@ -138,11 +138,13 @@ def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | Non
 
 def read_probabilities(
     train_proba: Path, population_proba: Path, X_train: Any, y_train: Any, X_population: Any,
-    y_population: Any, **read: Any,
+    y_population: Any, *, labels_only: bool = False, **read: Any,
 ) -> Any:
     """A target of precomputed probabilities, one CSV column per class named by its label.
 
     The two files may order the class columns differently: they are matched by name.
+    ``labels_only`` (``--label-only``) reads them as the labels they encode (one-hot rows
+    of a label-only model).
     """
     from tabmia.target import PrecomputedProbabilities, TargetModel
 
@@ -168,9 +170,57 @@ def read_probabilities(
     X_all = pd.concat([X_train, X_population], ignore_index=True)
     try:
         proba = np.vstack([p_tr.to_numpy(float), p_pop.to_numpy(float)])
-        return TargetModel(PrecomputedProbabilities(X_all, proba), classes=classes)
+        return TargetModel(PrecomputedProbabilities(X_all, proba), classes=classes,
+                           labels_only=labels_only)
     except ValueError as exc:
         raise UsageError(f"--*-proba: {first_line(exc)}") from exc
+
+
+def read_predictions(
+    train_pred: Path, population_pred: Path, X_train: Any, y_train: Any, X_population: Any,
+    y_population: Any, **read: Any,
+) -> Any:
+    """A label-only target of precomputed predicted labels: one column, one row per record.
+
+    The column may have a header or not. Labels are matched to the ``--label`` column's
+    labels by their text (a CSV reads "1" as a number, a label column may hold text);
+    a predicted label that no record has is kept as a class of its own.
+    """
+    from tabmia.target import PrecomputedLabels, TargetModel
+
+    labels = pd.unique(pd.Series(np.r_[np.asarray(y_train, dtype=object),
+                                       np.asarray(y_population, dtype=object)]))
+    by_text = {str(v): v for v in labels}
+    parts = []
+    for path, flag, X in ((train_pred, "--train-pred", X_train),
+                          (population_pred, "--population-pred", X_population)):
+        table = read_table(path, flag, **read)
+        if table.shape[1] != 1:
+            raise UsageError(f"{flag} {path}: {table.shape[1]} columns; give one column of "
+                             "predicted labels, one row per record")
+        header = str(table.columns[0])
+        if len(table) == n_rows(X) - 1 and header in by_text:  # no header: the first label
+            table = pd.read_csv(path, header=None, sep=read.get("sep") or ",",
+                                encoding=read.get("encoding", "utf-8"))
+        if len(table) != n_rows(X):
+            raise UsageError(f"{flag} {path}: {len(table)} rows for {n_rows(X)} records; give "
+                             "one predicted label per record of its data file, in its order")
+        column = table.iloc[:, 0]
+        if column.isna().any():
+            rows = plain(np.flatnonzero(column.isna().to_numpy())[:5])
+            raise UsageError(f"{flag} {path}: {int(column.isna().sum())} empty predicted "
+                             f"label(s) (rows {rows})")
+        parts.append(np.array([by_text.get(str(v), v) for v in column.tolist()], dtype=object))
+    predicted = np.r_[parts[0], parts[1]]
+    try:
+        predicted = predicted.astype(np.asarray(labels).dtype)
+    except (TypeError, ValueError):
+        pass  # predicted labels no record has, of another type: kept as objects
+    X_all = pd.concat([X_train, X_population], ignore_index=True)
+    try:
+        return TargetModel(PrecomputedLabels(X_all, predicted, classes=labels))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--*-pred: {first_line(exc)}") from exc
 
 
 def split_label(df: Any, label: str, flag: str) -> tuple[Any, Any]:

@@ -30,6 +30,7 @@ from tabmia._cli_inputs import (
     check_size,
     first_line,
     load_model,
+    read_predictions,
     read_probabilities,
     read_table,
     split_label,
@@ -37,7 +38,7 @@ from tabmia._cli_inputs import (
 from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_outputs import fpr_fallback_notes, recorded_warnings, shown, write_outputs
 
-__all__ = ["DEFAULT_ATTACKS", "SCORE_ATTACKS", "run_audit"]
+__all__ = ["DEFAULT_ATTACKS", "LABEL_ATTACKS", "SCORE_ATTACKS", "run_audit"]
 
 #: Attacks that need only the target's outputs (the default with precomputed
 #: probabilities, or a model file given without ``--recipe``).
@@ -48,6 +49,10 @@ SCORE_ATTACKS = "loss,loss_class,confidence,entropy,modified_entropy"
 #: audit has them in both modes (the attacker's public part of the data set or of
 #: ``--population``).
 DEFAULT_ATTACKS = SCORE_ATTACKS + ",lira,lira_online,rmia"
+#: Default for a label-only model given as a file: the attacks that work from its labels
+#: (plus noise_robustness_calibrated with --recipe). Saved labels (--*-pred) run the gap
+#: attack only: the others query perturbed records.
+LABEL_ATTACKS = "gap,noise_robustness,boundary_distance"
 # attack parameters that take the unfitted training recipe
 _RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
 
@@ -120,16 +125,17 @@ def _note_device_not_used(args: argparse.Namespace, attacks: dict[str, Any],
 
 def _make_attacks(
     args: argparse.Namespace, recipe: Any = None, *, can_train: bool = True,
-    device_taken: bool = False,
+    device_taken: bool = False, default: str | None = None, label_only_target: Any = None,
 ) -> dict[str, Any]:
-    """The attacks named by ``--attacks``; by default the score attacks, plus LiRA and
-    RMIA when shadow models can be trained (``can_train``). Runner settings that no
-    attack takes (nor the model, for ``--device``: ``device_taken``) get one note."""
+    """The attacks named by ``--attacks``; by default ``default``, else the score attacks,
+    plus LiRA and RMIA when shadow models can be trained (``can_train``). Attacks that need
+    probabilities are refused for a ``label_only_target``. Runner settings that no attack
+    takes (nor the model, for ``--device``: ``device_taken``) get one note."""
     from tabmia._attack_builder import build_attacks
 
     chosen = args.attacks
     if chosen is None:
-        chosen = DEFAULT_ATTACKS if can_train else SCORE_ATTACKS
+        chosen = default or (DEFAULT_ATTACKS if can_train else SCORE_ATTACKS)
     names = [a.strip() for a in str(chosen).split(",") if a.strip()]
     if not names:
         raise UsageError("--attacks is empty")
@@ -144,6 +150,8 @@ def _make_attacks(
         out = build_attacks(names, **params)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+    if label_only_target is not None:
+        _check_label_only(args, out, label_only_target)
     needs = [n for n, a in out.items() if _needs_recipe(a)]
     if needs and recipe is None and not can_train:
         raise UsageError(
@@ -189,17 +197,24 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
         raise UsageError(f"--cache-dir {args.cache_dir} exists and is not a folder")
     check_out_folder(args.out)
-    own = [args.model_file, args.train, args.population, args.train_proba, args.population_proba]
+    own = [args.model_file, args.train, args.population, args.train_proba, args.population_proba,
+           args.train_pred, args.population_pred]
     if any(v is not None for v in own):
         if args.train is None or args.population is None or args.label is None:
             raise UsageError("auditing your own model needs --train, --population and --label")
         probas = (args.train_proba is not None, args.population_proba is not None)
-        if args.model_file is None and not all(probas):
-            raise UsageError("give --model-file, or both --train-proba and --population-proba")
-        if args.model_file is not None and any(probas):
-            raise UsageError("give either --model-file or the --*-proba files, not both")
+        preds = (args.train_pred is not None, args.population_pred is not None)
+        sources = (args.model_file is not None) + any(probas) + any(preds)
+        if sources > 1:
+            raise UsageError("give one of --model-file, the --*-proba files or the --*-pred "
+                             "files, not several")
         if any(probas) and not all(probas):
             raise UsageError("--train-proba and --population-proba go together")
+        if any(preds) and not all(preds):
+            raise UsageError("--train-pred and --population-pred go together")
+        if sources == 0:
+            raise UsageError("give --model-file, both --train-proba and --population-proba, or "
+                             "both --train-pred and --population-pred (predicted labels)")
     check_mode(args)
 
 
@@ -293,31 +308,41 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         X_tr, X_pop = apply_categories(model, [X_tr, X_pop], list(args.categorical),
                                        ["--train", "--population"])
         try:
-            target = TargetModel(model, device=args.device)
+            target = TargetModel(model, device=args.device, labels_only=args.label_only)
         except (TypeError, ValueError) as exc:
             raise UsageError(f"--model-file {args.model_file}: {exc}") from exc
+    elif args.train_pred is not None:
+        target = read_predictions(args.train_pred, args.population_pred, X_tr, y_tr, X_pop,
+                                  y_pop, **read)
     else:
         target = read_probabilities(args.train_proba, args.population_proba, X_tr, y_tr,
-                                    X_pop, y_pop, **read)
+                                    X_pop, y_pop, labels_only=args.label_only, **read)
     for flag, y in (("--train", y_tr), ("--population", y_pop)):
         try:  # apart: np.r_ of int and str labels would turn them all into text
             target.encode_labels(y, name=f"{flag}: label column {args.label!r}")
         except ValueError as exc:
             raise UsageError(first_line(exc)) from exc
     try:
-        target.predict_proba(X_tr.iloc[:5])
+        target.predict_indices(X_tr.iloc[:5])
     except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
-        where = args.model_file or "--train-proba"
+        where = args.model_file or args.train_pred or "--train-proba"
         raise UsageError(f"{where}: cannot score --train records: {first_line(exc)}"
                          + _categorical_hint(exc)) from exc
     recipe = _recipe(args, X_tr)
+    labels_only = target.outputs == "labels"
+    default = None
+    if labels_only:
+        default = LABEL_ATTACKS if args.model_file is not None else "gap"
+        if args.model_file is not None and recipe is not None:
+            default += ",noise_robustness_calibrated"
     attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None,
-                            device_taken=_takes_device(recipe) or _takes_device(target.model))
-    perturbing = [n for n, a in attacks.items()
-                  if type(a).__name__ in ("MerlinAttack", "MorganAttack")]
+                            device_taken=_takes_device(recipe) or _takes_device(target.model),
+                            default=default, label_only_target=target if labels_only else None)
+    perturbing = [n for n, a in attacks.items() if _queries_perturbed(a)]
     if perturbing and args.model_file is None:
+        given = "predicted labels" if args.train_pred is not None else "probabilities"
         raise UsageError(f"--attacks {','.join(perturbing)} query perturbed records: they need "
-                         "--model-file, not precomputed probabilities")
+                         f"--model-file, not precomputed {given}")
     check_model_counts(args, attacks, n_public)
     if shared_note is not None:
         warnings.warn(shared_note, DuplicateRecordsWarning, stacklevel=1)
@@ -340,12 +365,47 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             public_fraction=public_fraction,
         )
     split = result.splits[0]
+    given = "precomputed predicted labels" if args.train_pred else "precomputed probabilities"
     context = {
-        "model": str(args.model_file or "precomputed probabilities"), "training records": len(X_tr),
+        "model": str(args.model_file or given),
+        **({"outputs": f"labels only ({_label_reason(args, target)})"} if labels_only else {}),
+        "training records": len(X_tr),
         "members scored": len(split.members), "non-member candidates": len(split.nonmembers),
         "attacker public records": len(split.public), **_cache_context(args, result),
     }
     return result, context, X_tr.reset_index(drop=True)
+
+
+def _queries_perturbed(attack: Any) -> bool:
+    """Whether the attack queries records it was not given (perturbed copies)."""
+    return (type(attack).__name__ in ("MerlinAttack", "MorganAttack")
+            or bool(getattr(attack, "_perturbs_records", False)))
+
+
+def _check_label_only(args: argparse.Namespace, attacks: dict[str, Any], target: Any) -> None:
+    """Refuse attacks that need probabilities on a label-only model, naming those that work."""
+    from tabmia.recipes import ATTACK_NAMES, make_attack
+
+    needs = [n for n, a in attacks.items() if a._needs_outputs != "labels"]
+    if not needs:
+        return
+    work = [n for n in ATTACK_NAMES if make_attack(n)._needs_outputs == "labels"]
+    if args.model_file is None:
+        work = [n for n in work if not _queries_perturbed(make_attack(n))]
+    raise UsageError(
+        f"--attacks {','.join(needs)} need the model's probabilities, but it answers with "
+        f"labels only ({_label_reason(args, target)}); attacks that work from labels: "
+        f"{', '.join(work)}"
+        + ("" if args.model_file is not None else
+           " (the others query perturbed records: they need --model-file)")
+    )
+
+
+def _label_reason(args: argparse.Namespace, target: Any) -> str:
+    """Why the audited model is label-only, in the terms of the command line."""
+    if args.train_pred is not None:
+        return "--train-pred / --population-pred"
+    return "--label-only" if args.label_only else target.labels_reason
 
 
 def _public_fraction(public_size: float | int, n_population: int) -> float:

@@ -163,7 +163,7 @@ def audit_model(
 def _accuracy(target: Any, X: Any, y: np.ndarray) -> float:
     """Accuracy of the arg-max class; NaN where the model's classes do not cover ``y``."""
     model = as_target(target)
-    predicted = model.classes_[np.argmax(model.predict_proba(X), axis=1)]
+    predicted = model.predict(X)
     try:
         return float(np.mean(predicted == y))
     except (TypeError, ValueError):

@@ -8,7 +8,13 @@ Two ways to run it:
   records it was trained on) and ``--population`` (records from the same population it
   did not train on) as CSV or parquet, and ``--label``. For models trained elsewhere,
   ``--train-proba`` / ``--population-proba`` give their probabilities instead of a model
-  file. ``--recipe`` names the unfitted training recipe that shadow-based attacks need.
+  file, or ``--train-pred`` / ``--population-pred`` their predicted labels. ``--recipe``
+  names the unfitted training recipe that shadow-based attacks need.
+- **Label-only models**: a model file whose model has ``predict`` but no
+  ``predict_proba``, predicted labels (``--*-pred``), or ``--label-only`` (the model, or
+  its one-hot probabilities, answers with its label only) run the attacks that work
+  from labels (gap, noise robustness, boundary distance; the gap attack alone from
+  saved labels).
 
 Either way it prints a results table and writes ``results.json``, ``results.md``,
 ``scores.csv.gz``, ``roc.png`` and a self-contained ``report.html`` to ``--out``. Every
@@ -35,7 +41,7 @@ from tabmia._cli_args import (
 )
 from tabmia._cli_inputs import UsageError
 from tabmia._cli_outputs import one_line_warnings
-from tabmia._cli_run import DEFAULT_ATTACKS, SCORE_ATTACKS, run_audit
+from tabmia._cli_run import DEFAULT_ATTACKS, LABEL_ATTACKS, SCORE_ATTACKS, run_audit
 
 __all__ = ["main", "build_parser", "UsageError"]
 
@@ -86,6 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="model probabilities for --train rows (CSV, one column per class)")
     own.add_argument("--population-proba", type=Path, default=None,
                      help="model probabilities for --population rows (CSV)")
+    own.add_argument("--train-pred", type=Path, default=None,
+                     help="the model's predicted labels for --train rows (CSV, one column, "
+                     "one row per record): a label-only model")
+    own.add_argument("--population-pred", type=Path, default=None,
+                     help="the model's predicted labels for --population rows (CSV)")
+    own.add_argument("--label-only", action="store_true",
+                     help="the model (or its probabilities, one-hot) answers with its label "
+                     "only: run the attacks that work from labels")
     own.add_argument("--recipe", default=None,
                      help=f"unfitted training recipe for shadow attacks: {', '.join(MODEL_NAMES)}, "
                      "or a joblib file of an unfitted estimator")
@@ -101,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     attacks = audit.add_argument_group("attacks and reporting")
     attacks.add_argument("--attacks", default=None,
                          help=f"comma-separated, from: {', '.join(ATTACK_NAMES)} (default "
-                         f"{DEFAULT_ATTACKS}; without a training recipe {SCORE_ATTACKS})")
+                         f"{DEFAULT_ATTACKS}; without a training recipe {SCORE_ATTACKS}; "
+                         f"for a label-only model {LABEL_ATTACKS}, and "
+                         "noise_robustness_calibrated with --recipe)")
     attacks.add_argument("--fpr", type=float, default=None,
                          help="FPR each attack's threshold promises (default 0.01, or the "
                               "smallest an attack's calibration records can promise, said so)")

@@ -128,7 +128,8 @@ class ExperimentResult:
         set), ``member`` (ground truth), ``score``, ``flagged`` (``score >= threshold_``).
     metrics : DataFrame
         One row per (repeat, attack) with every metric of :func:`attack_metrics`,
-        plus ``fit_seconds`` and ``score_seconds``. ``tp`` / ``fp`` count the members /
+        plus ``fit_seconds``, ``score_seconds`` and ``n_queries`` (records the attack
+        sent to the target, fit and scoring). ``tp`` / ``fp`` count the members /
         non-members the attack flags at its own ``threshold_`` (chosen without the
         candidates' membership): what the attacker achieves. ``tpr@<fpr>`` are ROC-curve
         points, reached only by a threshold set with the membership labels (an oracle).
@@ -359,7 +360,8 @@ def run_attacks(
     frames : list of DataFrame
         Per attack: ``attack``, extra columns, ``member``, ``score``, ``flagged``.
     rows : list of dict
-        Per attack: ``seed``, ``attack``, every metric, ``fit_seconds``, ``score_seconds``.
+        Per attack: ``seed``, ``attack``, every metric, ``fit_seconds``, ``score_seconds``,
+        ``n_queries``.
     fitted : list
         The fitted attacks.
     """
@@ -406,7 +408,8 @@ def run_attacks(
         aim = getattr(attack, "fpr_", None)
         row = {"seed": seed, "attack": name, **m, "fpr_target": aim,
                "fpr_requested": params.get("fpr") if aim is not None else None,
-               "fit_seconds": t1 - t0, "score_seconds": t2 - t1}
+               "fit_seconds": t1 - t0, "score_seconds": t2 - t1,
+               "n_queries": int(attack.target_.n_queries_)}
         if getattr(attack, "shadow_train_size_", None) is not None:
             row["shadow_train_size"] = attack.shadow_train_size_
             row["shadow_size_note"] = attack.shadow_size_note_

@@ -446,7 +446,7 @@ class TabularRays:
         out = X.iloc[np.asarray(rows)].reset_index(drop=True)
         names = [cols.columns_[j] for j in self._plain]
         if names:
-            vals = out[names].to_numpy(dtype=np.float64, na_value=np.nan)
+            vals = np.array(out[names].to_numpy(dtype=np.float64, na_value=np.nan), copy=True)
             self._move_plain(vals, plain_shift)
             for k, c in enumerate(names):
                 binary = cols.roles_[self._plain[k]] == "binary"

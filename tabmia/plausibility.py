@@ -32,8 +32,9 @@ audit does not produce; it raises a finding when the test rejects at level ``alp
     attacks tell the sets apart by label alone, or a wrong label column.
 ``label_only`` (before any attack, no test)
     Every probability row is one-hot: the model (or the file of its outputs) gives
-    nothing beyond the predicted label. Not an error; it says which attacks mean
-    something.
+    nothing beyond the predicted label, and was not declared label-only
+    (``TargetModel(..., labels_only=True)``; a declared one is not reported). Not an
+    error; it says which attacks mean something.
 ``auc_below_chance`` (after the attacks)
     An attack scores members as *less* member-like than non-members. One-sided
     Mann-Whitney U test per attack and repeat (H0: AUC >= 0.5), Bonferroni-corrected
@@ -240,7 +241,11 @@ def check_inputs(
     model = as_target(target)
     y_train, y_population = np.asarray(y_train), np.asarray(y_population)
     n_train = n_rows(X_train)
-    proba = np.vstack([model.predict_proba(X_train), model.predict_proba(X_population)])
+    if model.outputs == "labels":  # a declared label-only model: its labels, one-hot
+        predicted = np.r_[model.predict_indices(X_train), model.predict_indices(X_population)]
+        proba = np.eye(model.n_classes)[predicted]
+    else:
+        proba = np.vstack([model.predict_proba(X_train), model.predict_proba(X_population)])
     y_idx = np.r_[model.encode_labels(y_train, name="y_train"),
                   model.encode_labels(y_population, name="y_population")]
     found = []
@@ -267,14 +272,16 @@ def check_inputs(
             "distribution (another period or source, a filtered or stratified file), which "
             "lets an attack tell the two apart by label alone and overstates the leak, or "
             "a label column is wrong"), p))
-    if is_one_hot(proba):
+    if model.outputs != "labels" and is_one_hot(proba):
         found.append(Finding("label_only", (
             f"the model's probabilities are one-hot (0/1) on all {proba.shape[0]} records: "
             "a label-only model, whose outputs carry nothing beyond the predicted label. "
             "Score attacks (loss, confidence, entropy, ...) then only tell correctly from "
             "wrongly predicted records, and LiRA, RMIA, Calibrated and the quantile attack "
-            "see the same 0/1 outputs; only the perturbation attacks (merlin, morgan) probe "
-            "beyond the label, and they need the model itself, not its saved outputs")))
+            "see the same 0/1 outputs. Declare it label-only (TargetModel(..., "
+            "labels_only=True); tabmia audit --label-only) to run the label-only attacks: "
+            "the gap attack, and noise robustness and boundary distance, which probe "
+            "beyond the label and need the model itself, not its saved outputs")))
     return found
 
 

@@ -154,6 +154,10 @@ _ATTACKS: dict[str, Callable[[], Any]] = {
     "quantile": _preset("quantile", "QuantileAttack"),
     "merlin": _preset("merlin", "MerlinAttack"),
     "morgan": _preset("merlin", "MorganAttack"),
+    "gap": _preset("label_only.gap", "GapAttack"),
+    "noise_robustness": _preset("label_only.robustness", "NoiseRobustnessAttack"),
+    "noise_robustness_calibrated": _preset("label_only.robustness", "CalibratedRobustnessAttack"),
+    "boundary_distance": _preset("label_only.boundary", "BoundaryDistanceAttack"),
 }
 
 #: Attack presets known by name.

@@ -491,7 +491,7 @@ def test_one_hot_probabilities_are_accepted_as_a_label_only_model(files, tmp_pat
     err = capsys.readouterr().err
     assert "tabmia: warning: the model's probabilities are one-hot (0/1) on all 569 " \
            "records: a label-only model" in err
-    assert "only the perturbation attacks (merlin, morgan)" in err
+    assert "tabmia audit --label-only" in err
     assert len(_warnings(out)) == 1
 
 

@@ -4,8 +4,8 @@ Every attack that offers the goal is fitted on public records, then scored on
 thousands of fresh non-members that neither the target nor ``fit`` saw. The share
 flagged must lie in the band split-conformal calibration allows for the number of
 calibration scores (:func:`tabmia.thresholds.conformal_fpr_band`), never above it;
-Merlin's ratio is discrete (ties only lower the FPR), so only its upper end is
-checked. Attacks that cannot promise an FPR refuse the goal.
+Merlin's ratio and the label-only scores are discrete (ties only lower the FPR), so
+where the threshold sits on a tie only the upper end is checked. Attacks that cannot promise an FPR refuse the goal.
 """
 
 import warnings
@@ -17,11 +17,14 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
 from tabmia.attacks import (
+    BoundaryDistanceAttack,
     CalibratedAttack,
+    CalibratedRobustnessAttack,
     LiRAAttack,
     LossAttack,
     MerlinAttack,
     MorganAttack,
+    NoiseRobustnessAttack,
     RMIAAttack,
     ScoreAttack,
 )
@@ -73,6 +76,13 @@ ATTACKS = {
     "lira_offline": lambda t: LiRAAttack(t, n_shadow=4, fpr=FPR, random_state=0),
     "rmia": lambda t: RMIAAttack(t, n_reference=2, fpr=FPR, random_state=0),
     "calibrated": lambda t: CalibratedAttack(t, n_reference=2, fpr=FPR, random_state=0),
+    # label-only: noise large enough that the public records' scores spread out
+    "noise_robustness": lambda t: NoiseRobustnessAttack(t, n_noise=16, sigma=2.0, fpr=FPR,
+                                                        random_state=0),
+    "noise_robustness_calibrated": lambda t: CalibratedRobustnessAttack(
+        t, n_shadow=4, n_noise=16, fpr=FPR, random_state=0),
+    "boundary_distance": lambda t: BoundaryDistanceAttack(t, n_directions=4, n_grid=6,
+                                                          n_bisect=4, fpr=FPR, random_state=0),
 }
 
 

@@ -27,6 +27,7 @@ from tabmia.plausibility import (
     label_shift_test,
 )
 from tabmia.recipes import make_model
+from tabmia.target import TargetModel
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,11 @@ def test_one_hot_outputs_are_a_label_only_note(cancer):
     tree = DecisionTreeClassifier(random_state=0).fit(X_tr, y_tr)  # pure leaves: 0/1 only
     found = check_inputs(tree, X_tr, y_tr, X_pop, y_pop)
     assert _checks(found) == ["label_only"]
-    assert "merlin, morgan" in found[0].message and found[0].p_value is None
+    assert "labels_only=True" in found[0].message and found[0].p_value is None
+    assert "noise robustness and boundary distance" in found[0].message
+    # declared label-only: the user knows, nothing to report
+    declared = TargetModel(tree, labels_only=True)
+    assert check_inputs(declared, X_tr, y_tr, X_pop, y_pop) == []
 
 
 def test_swapped_files_give_an_auc_below_chance(cancer):

@@ -129,6 +129,9 @@ class BoundaryDistanceAttack(LabelQueriesMixin, BaseMembershipAttack):
     (3,)
     """
 
+    #: It queries perturbed copies of records (no precomputed outputs answer them).
+    _perturbs_records = True
+
     _parameter_constraints = {
         **BaseMembershipAttack._parameter_constraints,
         "n_directions": [Interval(Integral, 1, None, closed="left")],

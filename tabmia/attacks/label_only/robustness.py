@@ -119,6 +119,9 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     (3,)
     """
 
+    #: It queries perturbed copies of records (no precomputed outputs answer them).
+    _perturbs_records = True
+
     _parameter_constraints = {**BaseMembershipAttack._parameter_constraints, **NOISE_CONSTRAINTS}
 
     def __init__(
@@ -280,6 +283,9 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
     >>> attack.decision_function(X[:3], y[:3]).shape
     (3,)
     """
+
+    #: It queries perturbed copies of records (no precomputed outputs answer them).
+    _perturbs_records = True
 
     _parameter_constraints = {
         **ReferenceModelAttack._parameter_constraints,
