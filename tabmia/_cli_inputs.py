@@ -203,8 +203,10 @@ def read_predictions(
             table = pd.read_csv(path, header=None, sep=read.get("sep") or ",",
                                 encoding=read.get("encoding", "utf-8"))
         if len(table) != n_rows(X):
-            raise UsageError(f"{flag} {path}: {len(table)} rows for {n_rows(X)} records; give "
-                             "one predicted label per record of its data file, in its order")
+            hint = (f" (without a header line, its first line {header!r} must be a label of "
+                    "the --label column)" if len(table) == n_rows(X) - 1 else "")
+            raise UsageError(f"{flag} {path}: {len(table)} rows for {n_rows(X)} records{hint}; "
+                             "give one predicted label per record of its data file, in its order")
         column = table.iloc[:, 0]
         if column.isna().any():
             rows = plain(np.flatnonzero(column.isna().to_numpy())[:5])
@@ -212,6 +214,9 @@ def read_predictions(
                              f"label(s) (rows {rows})")
         parts.append(np.array([by_text.get(str(v), v) for v in column.tolist()], dtype=object))
     predicted = np.r_[parts[0], parts[1]]
+    if not pd.Series(predicted).isin(labels).any():
+        raise UsageError(f"--*-pred: the predicted labels {plain(pd.unique(pd.Series(predicted))[:5])} "
+                         f"are none of the --label column's labels {plain(labels[:10])}")
     try:
         predicted = predicted.astype(np.asarray(labels).dtype)
     except (TypeError, ValueError):

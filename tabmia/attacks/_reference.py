@@ -227,6 +227,12 @@ class ReferenceModelAttack(BaseMembershipAttack):
             recipe = clone_recipe(estimator, name=name, target=self.target)
         else:
             recipe = recipe_of(self.target, name=name)
+        if self._needs_outputs != "labels" and not hasattr(recipe, "predict_proba"):
+            raise ValueError(
+                f"{name} {type(recipe).__name__} has no predict_proba: "
+                f"{type(self).__name__}'s shadow / reference models must output class "
+                "probabilities"
+            )
         share = self._resolve_pkeep(len(y), share_models or n_models, pkeep,
                                     min_out=min_out, need_in=need_in)
         return fit_population(

@@ -88,7 +88,8 @@ class ShadowPopulation(BaseEstimator):
     estimator : estimator
         Unfitted recipe of a shadow model (any scikit-learn compatible classifier with
         ``predict_proba``, a ``Pipeline``, a boosting model, a
-        ``TorchMLPClassifier``). Cloned per model, with every ``random_state`` (and
+        ``TorchMLPClassifier``). A classifier with ``predict`` only is scored from its
+        labels, as one-hot probabilities (for the label-only attacks). Cloned per model, with every ``random_state`` (and
         CatBoost ``random_seed``) set to the model's seed. A ``FrozenEstimator`` or
         the target itself is refused (its clone would be the target).
     n_models : int, default=16
@@ -280,10 +281,11 @@ class ShadowPopulation(BaseEstimator):
             set_device(recipe, self.device, n_rows=int(round(n * self.pkeep)))
         mlp = _batched_mlp(recipe)
         is_mlp = mlp is not None
-        if not is_mlp and not hasattr(recipe, "predict_proba"):
+        if not is_mlp and not hasattr(recipe, "predict_proba") and not hasattr(recipe, "predict"):
             raise ValueError(
-                f"estimator {type(recipe).__name__} has no predict_proba; shadow models "
-                "must output class probabilities"
+                f"estimator {type(recipe).__name__} has neither predict_proba nor predict; "
+                "shadow models must output class probabilities (or, for label-only "
+                "attacks, labels)"
             )
         _pkeep_block(self.pkeep)
         K = int(self.n_models)
