@@ -243,11 +243,16 @@ class TargetModel:
             out = np.asarray(model.classes_)
         elif self._kind == "precomputed":
             out = np.arange(model.proba.shape[1])
-        elif self._kind in ("sklearn", "predict"):
-            method = "predict_proba" if self._kind == "sklearn" else "predict"
+        elif self._kind == "sklearn":
             raise ValueError(
-                f"target {type(model).__name__} has {method} but no classes_: is it "
+                f"target {type(model).__name__} has predict_proba but no classes_: is it "
                 "fitted? Fit it first, or pass classes= in the column order of its output"
+            )
+        elif self._kind == "predict":
+            raise ValueError(
+                f"target {type(model).__name__} has predict but no predict_proba and no "
+                "classes_: not a fitted classifier? Fit it first; a label-only classifier "
+                "without classes_ needs classes= (the labels it predicts)"
             )
         else:
             raise ValueError(
