@@ -42,19 +42,30 @@ of a small MLP on the ``n * T`` copies (measured in ``benchmarks/merlin_speed.py
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._array import as_float_matrix, is_categorical_dtype
 from tabmia.target import n_rows
 
-__all__ = ["TabularNoise", "TabularRays"]
+__all__ = ["TabularNoise", "TabularRays", "NOISE_CONSTRAINTS"]
 
 _NOISE_SCALES = ("absolute", "std")
+
+#: Parameter constraints of the attacks that draw a :class:`TabularNoise` bank of
+#: ``n_noise`` copies (Merlin, Morgan, noise robustness).
+NOISE_CONSTRAINTS = {
+    "n_noise": [Interval(Integral, 1, None, closed="left")],
+    "sigma": [Interval(Real, 0, None, closed="neither")],
+    "noise_scale": [StrOptions(set(_NOISE_SCALES))],
+    "categorical_flip": [Interval(Real, 0, 1, closed="both")],
+    "binary_flip": [Interval(Real, 0, 1, closed="both")],
+}
 
 
 class TabularNoise:

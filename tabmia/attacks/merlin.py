@@ -12,7 +12,7 @@ target in one ``predict_proba`` call; the noise model is :class:`tabmia.perturb.
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._estimators import clone_recipe, recipe_of
 from tabmia.attacks.base import BaseMembershipAttack
-from tabmia.perturb import TabularNoise
+from tabmia.perturb import NOISE_CONSTRAINTS, TabularNoise
 from tabmia.scores import logit_confidence, logit_confidence_from_logits
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 
@@ -120,11 +120,7 @@ def merlin_statistics(
 
 
 _NOISE_CONSTRAINTS = {
-    "n_noise": [Interval(Integral, 1, None, closed="left")],
-    "sigma": [Interval(Real, 0, None, closed="neither")],
-    "noise_scale": [StrOptions({"absolute", "std"})],
-    "categorical_flip": [Interval(Real, 0, 1, closed="both")],
-    "binary_flip": [Interval(Real, 0, 1, closed="both")],
+    **NOISE_CONSTRAINTS,
     "ties": [StrOptions({"strict", "half"})],
     "max_batch_rows": [None, Interval(Integral, 1, None, closed="left")],
 }

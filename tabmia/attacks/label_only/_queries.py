@@ -9,25 +9,21 @@ target (label indices) and shadow models (raw labels) share them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
-from tabmia.perturb import TabularNoise, TabularRays
+from tabmia.perturb import NOISE_CONSTRAINTS, TabularNoise, TabularRays
 from tabmia.target import n_rows, take_rows
 
-__all__ = ["LabelQueriesMixin", "NOISE_CONSTRAINTS", "record_chunks", "robustness_counts",
+__all__ = ["LabelQueriesMixin", "ROBUSTNESS_CONSTRAINTS", "record_chunks", "robustness_counts",
            "boundary_distances", "empirical_logit"]
 
 #: Parameter constraints of the noise robustness attacks.
-NOISE_CONSTRAINTS = {
-    "n_noise": [Interval(Integral, 1, None, closed="left")],
-    "sigma": [Interval(Real, 0, None, closed="neither")],
-    "noise_scale": [StrOptions({"absolute", "std"})],
-    "categorical_flip": [Interval(Real, 0, 1, closed="both")],
-    "binary_flip": [Interval(Real, 0, 1, closed="both")],
+ROBUSTNESS_CONSTRAINTS = {
+    **NOISE_CONSTRAINTS,
     "max_batch_rows": [None, Interval(Integral, 1, None, closed="left")],
 }
 

@@ -15,7 +15,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.attacks.label_only._queries import LabelQueriesMixin, boundary_distances

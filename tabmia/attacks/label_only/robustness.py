@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.attacks.label_only._queries import (
-    NOISE_CONSTRAINTS,
+    ROBUSTNESS_CONSTRAINTS,
     LabelQueriesMixin,
     empirical_logit,
     fitted_noise,
@@ -48,23 +48,8 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     target : object
         Fitted model under audit; only its labels are used (a model with ``predict``
         only is fine). Precomputed labels cannot answer for perturbed records.
-    n_noise : int, default=100
-        Noisy copies ``T`` per record; a record costs ``T + 1`` queries.
-    sigma : float, default=1.0
-        Standard deviation of the Gaussian noise on numeric columns, in units of each
-        column's public standard deviation (``noise_scale="std"``).
-    noise_scale : {"std", "absolute"}, default="std"
-        ``"absolute"`` takes ``sigma`` in the columns' own units (features already
-        scaled to [0, 1]).
-    categorical_flip : float, default=0.2
-        Probability that a categorical cell is redrawn from its public marginal.
-    binary_flip : float, default=0.2
-        Probability that a 0/1 (or bool) cell is flipped; 0 gives 0/1 columns Gaussian
-        noise instead.
-    max_batch_rows : int, default=None
-        Rows sent to the model per call. None: each round (a set of records and all
-        their copies) is one ``predict`` call of ``n * (T + 1)`` rows; a number bounds
-        the rows held in memory at once. Does not change results.
+    n_noise, sigma, noise_scale, categorical_flip, binary_flip, max_batch_rows
+        As in :class:`NoiseRobustnessAttack` (every shadow sees the same copies).
     threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
         Goal of ``threshold_`` (Procedure 5.1).
     fpr : float, default=0.01
@@ -122,7 +107,7 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     #: It queries perturbed copies of records (no precomputed outputs answer them).
     _perturbs_records = True
 
-    _parameter_constraints = {**BaseMembershipAttack._parameter_constraints, **NOISE_CONSTRAINTS}
+    _parameter_constraints = {**BaseMembershipAttack._parameter_constraints, **ROBUSTNESS_CONSTRAINTS}
 
     def __init__(
         self,
@@ -200,23 +185,8 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
     shadow_estimator : estimator, default=None
         Unfitted shadow recipe; a clone of the target's recipe by default. Its models
         are queried for labels only (``predict``).
-    n_noise : int, default=100
-        Noisy copies ``T`` per record; a record costs ``T + 1`` queries.
-    sigma : float, default=1.0
-        Standard deviation of the Gaussian noise on numeric columns, in units of each
-        column's public standard deviation (``noise_scale="std"``).
-    noise_scale : {"std", "absolute"}, default="std"
-        ``"absolute"`` takes ``sigma`` in the columns' own units (features already
-        scaled to [0, 1]).
-    categorical_flip : float, default=0.2
-        Probability that a categorical cell is redrawn from its public marginal.
-    binary_flip : float, default=0.2
-        Probability that a 0/1 (or bool) cell is flipped; 0 gives 0/1 columns Gaussian
-        noise instead.
-    max_batch_rows : int, default=None
-        Rows sent to the model per call. None: each round (a set of records and all
-        their copies) is one ``predict`` call of ``n * (T + 1)`` rows; a number bounds
-        the rows held in memory at once. Does not change results.
+    n_noise, sigma, noise_scale, categorical_flip, binary_flip, max_batch_rows
+        As in :class:`NoiseRobustnessAttack` (every shadow sees the same copies).
     shadow_train_size : int, float or None, default=None
         Records each shadow trains on (see :class:`~tabmia.attacks.LiRAAttack`); None:
         half of the public records. The audit passes the target's training-set size.
@@ -289,7 +259,7 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
 
     _parameter_constraints = {
         **ReferenceModelAttack._parameter_constraints,
-        **NOISE_CONSTRAINTS,
+        **ROBUSTNESS_CONSTRAINTS,
         "n_shadow": [Interval(Integral, 2, None, closed="left")],
         "shadow_estimator": [None, HasMethods(["fit"])],
     }
