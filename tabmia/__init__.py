@@ -9,9 +9,15 @@ runs the membership game; ``tabmia audit`` does it all from the command line.
 imported only where they are used.
 """
 
-from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning, PlausibilityWarning
-from tabmia.target import PrecomputedProbabilities, TargetModel, as_target
+from tabmia.exceptions import (
+    DuplicateRecordsWarning,
+    FPRFallbackWarning,
+    LabelOnlyTargetError,
+    PlausibilityWarning,
+)
+from tabmia.target import PrecomputedLabels, PrecomputedProbabilities, TargetModel, as_target
 
 __version__ = "0.1.0"
 
-__all__ = ["DuplicateRecordsWarning", "PlausibilityWarning", "TargetModel", "PrecomputedProbabilities", "as_target", "__version__"]
+__all__ = ["DuplicateRecordsWarning", "PlausibilityWarning", "LabelOnlyTargetError", "TargetModel",
+           "PrecomputedProbabilities", "PrecomputedLabels", "as_target", "__version__"]

@@ -238,3 +238,29 @@ def test_rays_move_each_column_kind_as_documented():
         import scipy.sparse as sp
 
         TabularRays().fit(sp.csr_matrix(np.eye(3)))
+
+
+# ---------------------------------------------------------------- benchmark
+def test_benchmark_quick_run_writes_results_and_says_when_art_did_not_run(
+        tmp_path, shared_data, monkeypatch):
+    import json
+
+    from benchmarks import _common, label_only
+
+    monkeypatch.setenv("TABMIA_DATA", str(shared_data))
+    saved = _common.RESULTS
+    try:
+        rc = label_only.main(["--quick", "--seeds", "1", "--datasets", "german_credit",
+                              "--art-python", str(tmp_path / "no-python"), "--out",
+                              str(tmp_path)])
+    finally:
+        _common.set_results_dir(saved)
+    assert rc == 0
+    payload = json.loads((tmp_path / "label_only.json").read_text())
+    cell = payload["results"]["german_credit"][0]
+    assert set(label_only.LABEL_ONLY) <= set(cell["attacks"])
+    assert all(cell["attacks"][a]["n_queries"] > 0 for a in label_only.LABEL_ONLY)
+    assert "no Python at" in cell["art"]["error"]
+    md = (tmp_path / "label_only.md").read_text()
+    assert "ART: did not run (no Python at" in md
+    assert "Noise robustness against the gap attack at 1% FPR" in md
