@@ -90,13 +90,16 @@ _OVERRIDES = {
     },
 }
 #: Checks an attack passes although the others fail them. MorganAttack: those data
-#: sets are large enough for its proxy and have the target's columns. LiRA, RMIA: the
-#: empty data set is refused before anything queries the target.
+#: sets are large enough for its proxy and have the target's columns. LiRA, RMIA,
+#: CalibratedRobustness: the empty data set is refused before anything queries the target.
 _PASSES = {
     "MorganAttack": {"check_fit_check_is_fitted", "check_n_features_in",
                      "check_positive_only_tag_during_fit"},
     "LiRAAttack": {"check_estimators_empty_data_messages"},
     "RMIAAttack": {"check_estimators_empty_data_messages"},
+    "CalibratedRobustnessAttack": {"check_estimators_empty_data_messages"},
+    # dense records only (its tag says so): sparse input is refused in fit, as the check wants
+    "BoundaryDistanceAttack": {"check_estimator_sparse_array", "check_estimator_sparse_matrix"},
 }
 
 

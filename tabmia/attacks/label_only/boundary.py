@@ -174,6 +174,11 @@ class BoundaryDistanceAttack(LabelQueriesMixin, BaseMembershipAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_directions": 4, "n_grid": 6, "n_bisect": 3}
 
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False  # a step moves every coordinate (TabularRays)
+        return tags
+
     def _fit(self, X: Any, y: np.ndarray) -> None:
         self.rays_ = TabularRays(self.n_directions).fit(X).draw(self._draw_seed())
         self.queries_per_record_ = 1 + self.n_directions * (self.n_grid + self.n_bisect)
