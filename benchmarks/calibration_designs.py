@@ -61,6 +61,17 @@ DESIGNS = (
 )
 
 
+def read_cells(work: Path) -> dict[tuple[str, str], list[dict]]:
+    """The stored cells of a ``run_benchmark`` folder, by (resolved data set, attack)."""
+    by_key: dict[tuple[str, str], list[dict]] = {}
+    for meta_path in sorted(Path(work, "cells").glob("*.json")):
+        cell = json.loads(meta_path.read_text())
+        with np.load(meta_path.with_suffix(".npz")) as data:
+            cell["member"], cell["scores"] = data["member"], data["scores"]
+        by_key.setdefault((cell["settings"]["dataset"], cell["attack"]), []).append(cell)
+    return by_key
+
+
 def _summarise(cells: list[dict]) -> dict:
     from tabmia.metrics import tpr_at_fpr
     from tabmia.thresholds import conformal_fpr_band
@@ -97,12 +108,7 @@ def main(argv: list[str] | None = None) -> None:
                         seeds=args.seeds, fprs=(FPR,), out_dir=Path(args.work), prior=1.0,
                         html=False)
     load["end"] = os.getloadavg()
-    by_key: dict[tuple[str, str], list[dict]] = {}
-    for meta_path in sorted(Path(args.work, "cells").glob("*.json")):
-        cell = json.loads(meta_path.read_text())
-        with np.load(meta_path.with_suffix(".npz")) as data:
-            cell["member"], cell["scores"] = data["member"], data["scores"]
-        by_key.setdefault((cell["settings"]["dataset"], cell["attack"]), []).append(cell)
+    by_key = read_cells(Path(args.work))
     resolved = {n: e["resolved"] for n, e in res.results["datasets"].items()}
     table: dict[str, dict[str, dict]] = {}
     for label, spec in DESIGNS:

@@ -158,11 +158,15 @@ def make_attacks(
     for score in SCORES:
         out[(score, "orig")] = LossAttack() if score == "loss" else UncalibratedScore(score=score)
         # the three scores share one reference population (same seed, same public data)
+        # one reference model (the paper's) is OUT for only half the public records:
+        # calibrate on a held-out half instead (more models calibrate on their OUT records)
+        share = {"calibration_share": 0.5} if n_reference == 1 else {}
         out[(score, "cal")] = CalibratedAttack(statistic=score, calibration="reference",
-                                               n_reference=n_reference, cache_dir=cache_dir)
+                                               n_reference=n_reference, cache_dir=cache_dir,
+                                               **share)
         out[(score, "calf")] = CalibratedAttack(statistic=score, calibration="forgetting",
                                                 n_reference=n_reference,
-                                                forgetting_epochs=forget_epochs)
+                                                forgetting_epochs=forget_epochs, **share)
     return out
 
 

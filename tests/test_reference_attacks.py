@@ -78,3 +78,14 @@ def test_candidates_outside_the_pool_are_scored_by_as_many_models_as_a_pool_reco
     np.testing.assert_allclose(fresh_mom["mu_out"], (every * fresh).sum(0) / 2)
     # the set is a function of the record: alone or among others, the same
     np.testing.assert_array_equal(attack.out_model_masks(X[7:8], y[7:8]), fresh[:, 7:8])
+
+
+def test_one_model_cannot_score_every_record_by_an_out_model():
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    target = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="calibration_share > 0"):
+        CalibratedAttack(target, n_reference=1, fpr=0.05).fit(X[100:], y[100:])
+    # held-out calibration records are scored by the single model, like every candidate
+    a = CalibratedAttack(target, n_reference=1, fpr=0.05, calibration_share=0.5,
+                         random_state=0).fit(X[100:], y[100:])
+    assert a.n_calibration_ == 100 and np.isfinite(a.decision_function(X[:50], y[:50])).all()

@@ -189,6 +189,14 @@ class ReferenceModelAttack(BaseMembershipAttack):
                     f"the pool has {n_pool} records and each must stay OUT of at least "
                     f"{min_out} of the {n_models} models (the attack is weaker for it)"
                 )
+        if (self.threshold_goal == "fpr" and not self._holds_out()
+                and math.floor(n_models * (1.0 - share) + 1e-9) < 1):
+            raise ValueError(
+                f"{n_models} model(s) training on {share:g} of the public records leave some "
+                "records without a model that did not train on them, so neither those records "
+                "nor the candidates drawn like them can be scored: use more models, or "
+                "calibration_share > 0 to hold calibration records out of every model"
+            )
         self.pkeep_ = share
         self.shadow_train_size_ = int(round(share * n_pool))
         return share
