@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.metrics import UnresolvableFPRError, auc, precision_at_fpr, tpr_at_fpr
+from tabmia.exceptions import UnresolvableFPRError
+from tabmia.metrics import auc, precision_at_fpr, tpr_at_fpr
 
 __all__ = ["cell_metrics", "summarise", "markdown_report", "write_outputs"]
 

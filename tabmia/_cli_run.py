@@ -410,7 +410,7 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-    from tabmia.metrics import AuditTooSmallError, UnresolvableFPRError
+    from tabmia.exceptions import AuditTooSmallError, UnresolvableFPRError
     from tabmia.plausibility import check_attack_scores
     from tabmia.report import markdown_table, results_table
     from tabmia.report.verdict import shadow_recipe, verdict_lines

@@ -21,9 +21,8 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from tabmia.exceptions import FPRFallbackWarning, ShadowSizeWarning
+from tabmia.exceptions import FPRFallbackWarning, ShadowSizeWarning, UnresolvableFPRError
 from tabmia.metrics import (
-    UnresolvableFPRError,
     attack_metrics,
     check_audit_size,
     empirical_epsilon,

@@ -40,9 +40,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
 from tabmia._records import record_hashes
-from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning
+from tabmia.exceptions import (
+    DuplicateRecordsWarning,
+    FPRFallbackWarning,
+    UnresolvableFPRError,
+)
 from tabmia.game import nonmember_rows, split_game_labels
-from tabmia.metrics import UnresolvableFPRError
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 from tabmia.thresholds import GOALS, resolves_fpr, select_threshold, smallest_resolvable_fpr
 

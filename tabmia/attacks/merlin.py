@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._estimators import clone_recipe, recipe_of
 from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.exceptions import DegenerateRatioWarning
 from tabmia.perturb import TabularNoise
 from tabmia.scores import logit_confidence, logit_confidence_from_logits
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
@@ -36,10 +37,6 @@ TIE_WARNING_FRACTION = 0.5
 #: misses); the batched ratio's cost against one predict_proba on all n*T rows is in
 #: benchmarks/results/merlin_speed.md.
 _BATCH_BYTES = 2**23
-
-
-class DegenerateRatioWarning(UserWarning):
-    """Most noisy copies left the target's loss unchanged: the Merlin ratio says little."""
 
 
 def _n_columns(X: Any) -> int:

@@ -11,7 +11,7 @@ A read-only data home is never written to; derived caches go to
 access.  openml and folktables are imported only when needed.
 """
 
-from ._errors import DataNotFoundError
+from tabmia.exceptions import DataNotFoundError
 from ._home import get_cache_home, get_data_home
 from ._registry import DATASETS, available_datasets, load_dataset, resolve_dataset_name
 from .acs import fetch_acs

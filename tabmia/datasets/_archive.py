@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._errors import DataNotFoundError
+from tabmia.exceptions import DataNotFoundError
 from ._home import download_or_raise, missing_data_error
 
 __all__ = ["fetch_archive_members"]
