@@ -1,8 +1,10 @@
 """Membership inference attacks, each a scikit-learn estimator.
 
-See :class:`tabmia.attacks.base.BaseMembershipAttack` for the contract.
+See :class:`tabmia.attacks.base.BaseMembershipAttack` for the contract, and
+:class:`MembershipTags` for what each attack tells the runners about itself.
 """
 
+from tabmia.attacks._tags import MembershipTags, membership_tags
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.attacks.calibrated import CalibratedAttack
 from tabmia.attacks.lira import LiRAAttack
@@ -16,9 +18,11 @@ __all__ = [
     "CalibratedAttack",
     "LiRAAttack",
     "LossAttack",
+    "MembershipTags",
     "MerlinAttack",
     "MorganAttack",
     "QuantileAttack",
     "RMIAAttack",
     "ScoreAttack",
+    "membership_tags",
 ]

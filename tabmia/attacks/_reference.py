@@ -105,6 +105,16 @@ class ReferenceModelAttack(BaseMembershipAttack):
         "verbose": ["verbose"],
     }
 
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        m.reports_model_size = True
+        # the target's training-set size, unless the user sized the models
+        m.train_size_param = "shadow_train_size" if self.shadow_train_size is None else None
+        m.runner_settings |= {"n_jobs", "cache_dir", "verbose"}
+        m.run_params |= {"n_jobs", "cache_dir", "verbose"}
+        return tags
+
     # ------------------------------------------------------------- calibration
     def _holds_out(self) -> bool:
         return self.threshold_goal == "fpr" and self.calibration_share > 0

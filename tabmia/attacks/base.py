@@ -40,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
 from tabmia._records import record_hashes
+from tabmia.attacks._tags import MembershipTags, Tags, membership_tags
 from tabmia.exceptions import (
     DuplicateRecordsWarning,
     FPRFallbackWarning,
@@ -128,10 +129,6 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         "random_state": ["random_state"],
     }
 
-    #: Subclass hook behind the public :attr:`fit_includes_candidates` tag.
-    _fit_includes_candidates: bool = False
-
-
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
         """Settings that make the attack quick enough for the common contract tests."""
@@ -145,14 +142,24 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         new_params = {k: clone_unfitted(v, safe=False) for k, v in params.items()}
         return type(self)(target=target, **new_params)
 
-    def __sklearn_tags__(self):  # noqa: D105
+    def __sklearn_tags__(self) -> Tags:
+        """scikit-learn's tags plus the attack's :class:`~tabmia.attacks.MembershipTags`.
+
+        Subclasses change ``tags.membership_tags`` after calling this (see
+        :mod:`tabmia.attacks._tags`).
+        """
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         tags.requires_fit = True
         tags.target_tags.required = True
         # records go to the target as given: sparse ones work wherever the target takes them
         tags.input_tags.sparse = True
-        return tags
+        return Tags.extend(tags, MembershipTags(
+            proxy_recipe_param="proxy_estimator",
+            fpr_fallback={"unresolved_fpr": "smallest"},
+            runner_settings=frozenset({"random_state", "fpr"}),
+            run_params=frozenset({"target", "random_state"}),
+        ))
 
     @property
     def fit_includes_candidates(self) -> bool:
@@ -161,10 +168,16 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         False for offline attacks: ``fit`` takes public records only, known
         non-members of the target. True for online attacks (``LiRAAttack(online=True)``):
         ``fit`` takes the public records plus the candidates, whose membership it is not
-        told, with ``known_nonmembers`` marking the public ones.
-        :func:`tabmia.experiment.run_attacks` reads this tag to choose what to pass.
+        told, with ``known_nonmembers`` marking the public ones. The
+        ``fit_includes_candidates`` field of the attack's membership tags, which
+        :func:`tabmia.experiment.run_attacks` reads to choose what to pass.
         """
-        return bool(self._fit_includes_candidates)
+        return membership_tags(self).fit_includes_candidates
+
+    @property
+    def _fit_includes_candidates(self) -> bool:
+        """The :attr:`fit_includes_candidates` tag, under its former private name."""
+        return self.fit_includes_candidates
 
     # ---------------------------------------------------------------- public API
     def fit(self, X: Any, y: Any) -> BaseMembershipAttack:
@@ -264,7 +277,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         validate_data(self, X, reset=True, skip_check_array=True)
         self.n_public_ = n_rows(X)
         # online attacks are fitted on the candidates on purpose
-        self._public_keys = None if self._fit_includes_candidates else record_hashes(X, y_idx)
+        self._public_keys = None if self.fit_includes_candidates else record_hashes(X, y_idx)
         self.fpr_ = self._resolve_fpr(ranking_only)
         self._fit_public(X, y_idx)
         self._y_public = y_idx

@@ -238,6 +238,17 @@ class CalibratedAttack(ReferenceModelAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_reference": 2}
 
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        # forgetting fine-tunes copies of the target: no recipe
+        m.model_recipe_params = ("reference_estimator",) if self.calibration == "reference" else ()
+        m.model_count_params = ("n_reference",)
+        m.runner_settings |= {"n_reference"}
+        if self.statistic == "gradient_norm" or self.calibration == "forgetting":
+            m.target_outputs = "logits"  # a torch model's gradients or weights
+        return tags
+
     # ----------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
         if self.statistic == "gradient_norm" and _torch_model(self.target) is None:

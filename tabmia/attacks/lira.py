@@ -322,10 +322,17 @@ class LiRAAttack(ReferenceModelAttack):
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
 
-    @property
-    def _fit_includes_candidates(self) -> bool:  # type: ignore[override]
-        """Online LiRA trains its shadows on a pool that contains the candidates."""
-        return bool(self.online)
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        # online LiRA trains its shadows on a pool that contains the candidates
+        m.fit_includes_candidates = bool(self.online)
+        m.model_recipe_params = ("shadow_estimator",)
+        m.model_count_params = ("n_shadow",)
+        m.runner_settings |= {"n_shadow"}
+        if self.pkeep != 0.5:  # an explicit pkeep sizes the shadows: the user's choice
+            m.train_size_param = None
+        return tags
 
     def _holds_out(self) -> bool:
         # online LiRA calibrates on the known non-members inside its pool

@@ -130,6 +130,11 @@ _NOISE_CONSTRAINTS = {
 class _PerturbationAttack(BaseMembershipAttack):
     """Shared machinery of Merlin and Morgan."""
 
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.membership_tags.queries_perturbed_records = True
+        return tags
+
     def _fit_noise(self, X: Any) -> None:
         if not np.isfinite(self.sigma):
             raise ValueError(f"sigma must be finite, got {self.sigma}")

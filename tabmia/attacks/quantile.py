@@ -266,6 +266,13 @@ class QuantileAttack(BaseMembershipAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_trials": 0, "cv": 2, "params": {"iterations": 40, "depth": 3}}
 
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        m.runner_settings |= {"n_jobs", "device"}  # of its regressors
+        m.run_params |= {"n_jobs", "device"}
+        return tags
+
     # ------------------------------------------------------------------ scores
     def _target_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         target = self.target_

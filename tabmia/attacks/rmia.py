@@ -262,6 +262,14 @@ class RMIAAttack(ReferenceModelAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_reference": 2}
 
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        m.model_recipe_params = ("reference_estimator",)
+        m.model_count_params = ("n_reference",)
+        m.runner_settings |= {"n_reference"}
+        return tags
+
     # ----------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
         tune = self.a == "auto"
