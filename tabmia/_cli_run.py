@@ -36,20 +36,25 @@ from tabmia._cli_inputs import (
 )
 from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_outputs import fpr_fallback_notes, recorded_warnings, shown, write_outputs
+from tabmia.recipes import AUDIT_ATTACKS
 
 __all__ = ["DEFAULT_ATTACKS", "SCORE_ATTACKS", "run_audit"]
 
-#: Attacks that need only the target's outputs (the default with precomputed
-#: probabilities, or a model file given without ``--recipe``).
-SCORE_ATTACKS = "loss,loss_class,confidence,entropy,modified_entropy"
+
+def _attacks_without_models(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of the presets ``names`` that train no shadow / reference models."""
+    from tabmia.attacks import membership_tags
+    from tabmia.recipes import make_attack
+
+    return tuple(n for n in names if not membership_tags(make_attack(n)).trains_models)
+
+
 #: Default where shadow / reference models can be trained (the built-in game, or
-#: ``--recipe``): the score attacks plus offline and online LiRA and RMIA, the strongest
-#: at low FPR. Online LiRA's FPR promise needs known non-members inside its pool: the
-#: audit has them in both modes (the attacker's public part of the data set or of
-#: ``--population``).
-DEFAULT_ATTACKS = SCORE_ATTACKS + ",lira,lira_online,rmia"
-# attack parameters that take the unfitted training recipe
-_RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
+#: ``--recipe``): :data:`tabmia.recipes.AUDIT_ATTACKS`.
+DEFAULT_ATTACKS = ",".join(AUDIT_ATTACKS)
+#: Default with precomputed probabilities, or a model file given without ``--recipe``:
+#: those of :data:`tabmia.recipes.AUDIT_ATTACKS` that need only the target's outputs.
+SCORE_ATTACKS = ",".join(_attacks_without_models(AUDIT_ATTACKS))
 
 
 # -------------------------------------------------------------------- inputs
@@ -126,6 +131,7 @@ def _make_attacks(
     RMIA when shadow models can be trained (``can_train``). Runner settings that no
     attack takes (nor the model, for ``--device``: ``device_taken``) get one note."""
     from tabmia._attack_builder import build_attacks
+    from tabmia.attacks import membership_tags
 
     chosen = args.attacks
     if chosen is None:
@@ -133,18 +139,16 @@ def _make_attacks(
     names = [a.strip() for a in str(chosen).split(",") if a.strip()]
     if not names:
         raise UsageError("--attacks is empty")
-    params: dict[str, Any] = {
+    settings: dict[str, Any] = {
         "fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device, "n_shadow": args.n_shadow,
         "n_reference": args.n_references, "verbose": not args.quiet,
-        "cache_dir": None if args.cache_dir is None else str(args.cache_dir),
+        "cache_dir": None if args.cache_dir is None else str(args.cache_dir), "recipe": recipe,
     }
-    if recipe is not None:
-        params.update({p: recipe for p in _RECIPE_PARAMS})
     try:  # specs may carry parameters, e.g. lira:n_shadow=64
-        out = build_attacks(names, **params)
+        out = build_attacks(names, **settings)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    needs = [n for n, a in out.items() if _needs_recipe(a)]
+    needs = [n for n, a in out.items() if membership_tags(a).trains_models]
     if needs and recipe is None and not can_train:
         raise UsageError(
             f"--attacks {','.join(needs)} train shadow / reference models: give the model's "
@@ -154,13 +158,6 @@ def _make_attacks(
     check_attack_flags(args, out)
     _note_device_not_used(args, out, device_taken)
     return out
-
-
-def _needs_recipe(attack: Any) -> bool:
-    params = attack.get_params(deep=False)
-    if params.get("calibration", "reference") != "reference":
-        return False
-    return any(p in params for p in ("shadow_estimator", "reference_estimator"))
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -208,7 +205,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     import numpy as np
 
     from tabmia.datasets import DataNotFoundError, load_dataset
-    from tabmia.experiment import MembershipExperiment, split_membership
+    from tabmia.experiment import MembershipExperiment, split_membership, subsample
     from tabmia.recipes import make_model
     from tabmia.target import n_rows, take_rows
 
@@ -218,14 +215,9 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         raise UsageError(str(exc).splitlines()[0]) from exc
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
-    X, y = bunch.data, np.asarray(bunch.target)
-    if args.max_records is not None:
-        if args.max_records < 20:
-            raise UsageError("--max-records must be at least 20")
-        if n_rows(X) > args.max_records:
-            rng = np.random.RandomState(args.random_state)
-            idx = np.sort(rng.choice(n_rows(X), args.max_records, replace=False))
-            X, y = take_rows(X, idx), y[idx]
+    if args.max_records is not None and args.max_records < 20:
+        raise UsageError("--max-records must be at least 20")
+    X, y = subsample(bunch.data, np.asarray(bunch.target), args.max_records, args.random_state)
     try:  # the sizes against this data set, before anything trains
         sizes = split_membership(n_rows(X), train_size=args.train_size,
                                  public_size=args.public_size, prior=args.prior, random_state=0)
@@ -265,7 +257,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 
 def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
-
+    from tabmia.attacks import membership_tags
     from tabmia.audit import audit_model
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
     from tabmia.metrics import check_audit_size
@@ -314,7 +306,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None,
                             device_taken=_takes_device(recipe) or _takes_device(target.model))
     perturbing = [n for n, a in attacks.items()
-                  if type(a).__name__ in ("MerlinAttack", "MorganAttack")]
+                  if membership_tags(a).queries_perturbed_records]
     if perturbing and args.model_file is None:
         raise UsageError(f"--attacks {','.join(perturbing)} query perturbed records: they need "
                          "--model-file, not precomputed probabilities")
