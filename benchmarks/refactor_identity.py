@@ -242,6 +242,11 @@ def _strip(obj: Any) -> Any:
     return obj
 
 
+def _read(path: Path, tmp: Path) -> Any:
+    """A results.json with the run's temporary folder named ``<tmp>``."""
+    return json.loads(path.read_text().replace(str(tmp), "<tmp>"))
+
+
 def _cli(argv: list[str]) -> int:
     from tabmia.cli import main
 
@@ -259,7 +264,7 @@ def _cli_runs() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         rc = _cli(["audit", "--out", str(tmp_path / "game"), "--quiet", "--n-jobs", "1"])
-        game = json.loads((tmp_path / "game" / "results.json").read_text())
+        game = _read(tmp_path / "game" / "results.json", tmp_path)
         out["audit_built_in_game"] = {"exit": rc, **{k: _strip(game[k]) for k in (
             "context", "verdict", "target_accuracy", "at_own_threshold", "metrics")}}
         df = load_breast_cancer(as_frame=True).frame.rename(columns={"target": "diagnosis"})
@@ -275,7 +280,7 @@ def _cli_runs() -> dict[str, Any]:
                    "--label", "diagnosis", "--recipe", "random_forest", "--n-shadow", "8",
                    "--attacks", "loss,lira,lira_online,rmia,merlin", "--out",
                    str(tmp_path / "own"), "--quiet", "--n-jobs", "1"])
-        own = json.loads((tmp_path / "own" / "results.json").read_text())
+        own = _read(tmp_path / "own" / "results.json", tmp_path)
         out["audit_model_file"] = {"exit": rc, **{k: _strip(own[k]) for k in (
             "context", "verdict", "target_accuracy", "at_own_threshold", "metrics")}}
         scores = pd.read_csv(tmp_path / "own" / "scores.csv.gz")
@@ -283,7 +288,7 @@ def _cli_runs() -> dict[str, Any]:
         rc = _cli(["benchmark", "--datasets", "breast_cancer", "--quick", "--out",
                    str(tmp_path / "bench"), "--quiet", "--n-jobs", "1", "--model",
                    "random_forest", "--no-html"])
-        bench = json.loads((tmp_path / "bench" / "results.json").read_text())
+        bench = _read(tmp_path / "bench" / "results.json", tmp_path)
         out["benchmark_quick"] = {"exit": rc, "datasets": _strip(bench["datasets"]),
                                   "failed": bench["failed"]}
     return out
