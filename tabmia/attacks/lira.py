@@ -33,7 +33,6 @@ from tabmia.attacks._lira_stats import (
     online_score,
 )
 from tabmia.attacks._reference import ReferenceModelAttack
-from tabmia.scores import membership_score
 from tabmia.shadow.moments import masked_moments, pooled_variance
 from tabmia.target import take_rows
 
@@ -548,12 +547,9 @@ class LiRAAttack(ReferenceModelAttack):
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """The target's score on each record, and its true-class probability (None
         for a target that gives logits)."""
-        target = self.target_
-        if target.has_logits:
-            logits = target.predict_logits(X)
-            return membership_score(self.statistic, None, y, logits=logits), None
-        proba = target.predict_proba(X)
-        return membership_score(self.statistic, proba, y), proba[np.arange(proba.shape[0]), y]
+        out = self.target_.query(X)
+        p_true = None if self.target_.has_logits else out.statistic("confidence", y)
+        return out.statistic(self.statistic, y), p_true
 
     # -------------------------------------------------------------------- score
     def _record_var(self, ssd: np.ndarray, c: np.ndarray, global_var: float) -> np.ndarray:

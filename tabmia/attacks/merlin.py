@@ -22,7 +22,6 @@ from tabmia._estimators import clone_recipe, recipe_of
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.exceptions import DegenerateRatioWarning
 from tabmia.perturb import TabularNoise
-from tabmia.scores import logit_confidence, logit_confidence_from_logits
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 
 __all__ = [
@@ -42,18 +41,6 @@ _BATCH_BYTES = 2**23
 def _n_columns(X: Any) -> int:
     shape = getattr(X, "shape", None)
     return int(shape[1]) if shape is not None and len(shape) == 2 else 1
-
-
-def _logit_confidence(target: TargetModel, X: Any, y: np.ndarray) -> np.ndarray:
-    """``log p_y - log sum_{j != y} p_j`` per row: a loss of full resolution, negated.
-
-    The loss ``-log p_y = log(1 + exp(-lc))`` is strictly decreasing in it, so loss
-    comparisons are comparisons of ``lc``; unlike ``-log p_y`` it does not round to 0
-    for confident predictions.
-    """
-    if target.has_logits:
-        return logit_confidence_from_logits(target.predict_logits(X), y)
-    return logit_confidence(target.predict_proba(X), y)
 
 
 def merlin_statistics(
@@ -105,7 +92,10 @@ def merlin_statistics(
         stop = min(start + per_chunk, n)
         batch = noise.noisy_batch(take_rows(X, slice(start, stop)))
         y_rep = np.repeat(y[start:stop], T + 1)
-        lc = _logit_confidence(target, batch, y_rep).reshape(stop - start, T + 1)
+        # ``lc = log p_y - log sum_{j != y} p_j``: the loss ``log(1 + exp(-lc))`` is
+        # strictly decreasing in it, and unlike ``-log p_y`` it does not round to 0 for
+        # confident predictions
+        lc = target.statistic("logit", batch, y_rep).reshape(stop - start, T + 1)
         clean = lc[:, :1]
         noisy = lc[:, 1:]
         up = np.count_nonzero(noisy < clean, axis=1)

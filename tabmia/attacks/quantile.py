@@ -24,7 +24,7 @@ from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal
 from tabmia.attacks._quantile_tuning import tune_catboost
 from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
 from tabmia.backends import BACKENDS
-from tabmia.scores import SCORE_NAMES, membership_score
+from tabmia.scores import SCORE_NAMES
 from tabmia.shadow._schedule import gpu_slot
 from tabmia.target import n_rows, take_rows
 
@@ -275,10 +275,7 @@ class QuantileAttack(BaseMembershipAttack):
 
     # ------------------------------------------------------------------ scores
     def _target_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        target = self.target_
-        if target.has_logits and self.statistic in ("logit", "hinge"):
-            return membership_score(self.statistic, None, y, logits=target.predict_logits(X))
-        return membership_score(self.statistic, target.predict_proba(X), y)
+        return self.target_.statistic(self.statistic, X, y)
 
     # ---------------------------------------------------------------- features
     def _check_settings(self) -> None:

@@ -312,8 +312,7 @@ class RMIAAttack(ReferenceModelAttack):
         self.population_log_ratios_ = np.sort(r_pool[ok])
 
     def _target_proba(self, X: Any, y: np.ndarray) -> np.ndarray:
-        proba = self.target_.predict_proba(X)
-        return proba[np.arange(proba.shape[0]), y]
+        return self.target_.statistic("confidence", X, y)
 
     def _tune_a(self, stats: np.ndarray, in_masks: np.ndarray) -> tuple[float, dict[float, float]]:
         """Attack the last reference model with the others, for every ``a`` in the grid."""
