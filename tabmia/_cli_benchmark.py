@@ -2,7 +2,8 @@
 
 Every data set x seed trains a target (``--model``) and runs every attack of
 ``--attacks`` against it; the tables have the data sets as rows and the attacks as
-columns (AUC, TPR and precision at each ``--fpr``, wall time), mean ± std over seeds.
+columns (AUC, TPR and precision at each of ``--fprs``, wall time), mean ± std over seeds;
+``--fpr`` is the FPR each attack's threshold promises, as in ``tabmia audit``.
 Attack specs take parameters: ``lira:n_shadow=64``, ``quantile:mode=pinball``.
 Finished cells are stored under ``--out``/cells and not recomputed by a re-run with the
 same settings. Writes ``results.json``, ``results.md``, ``roc_<data set>.png`` and
