@@ -19,7 +19,16 @@ from ._home import (
     search_roots,
 )
 
-__all__ = ["fetch_archive_members", "find_or_fetch"]
+__all__ = ["fetch_archive_members", "find_or_fetch", "shokri_mirrors"]
+
+# where Shokri et al.'s archives are published, in the order they are tried
+_SHOKRI_MIRRORS = ("https://www.comp.nus.edu.sg/~reza/files",
+                   "https://github.com/privacytrustlab/datasets/raw/master")
+
+
+def shokri_mirrors(archive: str) -> tuple[str, ...]:
+    """The download URLs of one of Shokri et al.'s archives (``dataset_purchase.tgz``)."""
+    return tuple(f"{mirror}/{archive}" for mirror in _SHOKRI_MIRRORS)
 
 
 def _extract_member(tar: tarfile.TarFile, suffix: str, dest: Path) -> bool:

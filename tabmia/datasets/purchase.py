@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._archive import find_or_fetch
+from ._archive import find_or_fetch, shokri_mirrors
 from ._common import shokri_bunch, shokri_labels
 from ._npz_cache import cache_file_for, load_npz_cache, save_npz_cache, source_signature
 
@@ -17,10 +17,7 @@ __all__ = ["PURCHASE_URLS", "fetch_purchase100"]
 
 PathLike = str | os.PathLike
 
-PURCHASE_URLS = (
-    "https://www.comp.nus.edu.sg/~reza/files/dataset_purchase.tgz",
-    "https://github.com/privacytrustlab/datasets/raw/master/dataset_purchase.tgz",
-)
+PURCHASE_URLS = shokri_mirrors("dataset_purchase.tgz")
 # the one file's paths relative to the data home, in search order
 _LAYOUTS = [
     ("purchase100/dataset_purchase",),

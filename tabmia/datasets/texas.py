@@ -10,7 +10,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ._archive import find_or_fetch
+from ._archive import find_or_fetch, shokri_mirrors
 from ._common import shokri_bunch, shokri_labels
 from ._npz_cache import cache_file_for, load_npz_cache, save_npz_cache, source_signature
 
@@ -18,10 +18,7 @@ __all__ = ["TEXAS_URLS", "fetch_texas100"]
 
 PathLike = str | os.PathLike
 
-TEXAS_URLS = (
-    "https://www.comp.nus.edu.sg/~reza/files/dataset_texas.tgz",
-    "https://github.com/privacytrustlab/datasets/raw/master/dataset_texas.tgz",
-)
+TEXAS_URLS = shokri_mirrors("dataset_texas.tgz")
 # (features, labels) layouts relative to the data home, in search order.
 _LAYOUTS = [
     ("texas100/feats", "texas100/labels"),
