@@ -402,7 +402,7 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-    from tabmia.exceptions import AuditTooSmallError, UnresolvableFPRError
+    from tabmia.exceptions import AuditTooSmallError, TargetOutputsError, UnresolvableFPRError
     from tabmia.plausibility import check_attack_scores
     from tabmia.report import markdown_table, results_table
     from tabmia.report.verdict import shadow_recipe, verdict_lines
@@ -425,7 +425,7 @@ def run_audit(args: argparse.Namespace) -> int:
     except UnresolvableFPRError as exc:  # raised by an attack's fit before it trains
         what = f"{exc.attack}: {exc.reason}" if exc.attack and exc.reason else first_line(exc)
         raise UsageError(f"{what}; {more_records_hint(args)}") from exc
-    except AuditTooSmallError as exc:
+    except (AuditTooSmallError, TargetOutputsError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
     elapsed = time.perf_counter() - t0
     if args.train is not None and "data" not in context:

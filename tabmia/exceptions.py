@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 __all__ = [
-    "UnresolvableFPRError", "AuditTooSmallError", "DuplicateRecordsWarning", "RunNote",
+    "UnresolvableFPRError", "AuditTooSmallError", "TargetOutputsError", "DuplicateRecordsWarning",
+    "RunNote",
     "FPRFallbackWarning", "ShadowSizeWarning", "PlausibilityWarning", "DegenerateRatioWarning",
     "DataNotFoundError",
 ]
@@ -27,6 +28,15 @@ class UnresolvableFPRError(ValueError):
 
 class AuditTooSmallError(ValueError):
     """Too few members or non-members for any rate of the audit to mean anything."""
+
+
+class TargetOutputsError(ValueError):
+    """An attack needs more of the target than it gives (logits of a model that gives
+    probabilities, probabilities of one that gives labels).
+
+    Raised by :func:`tabmia.experiment.run_attacks` before any attack is fitted, from
+    the attacks' ``target_outputs`` tags; the message names the attacks that can run.
+    """
 
 
 class DuplicateRecordsWarning(UserWarning):

@@ -28,13 +28,18 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from tabmia.attacks import membership_tags
-from tabmia.exceptions import FPRFallbackWarning, ShadowSizeWarning, UnresolvableFPRError
+from tabmia.exceptions import (
+    FPRFallbackWarning,
+    ShadowSizeWarning,
+    TargetOutputsError,
+    UnresolvableFPRError,
+)
 from tabmia.metrics import (
     attack_metrics,
     check_audit_size,
     empirical_epsilon,
 )
-from tabmia.target import concat_rows, n_rows, take_rows
+from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = [
     "MembershipSplit", "split_membership", "game_seeds", "subsample", "MembershipRound",
@@ -460,9 +465,18 @@ def run_attacks(
         Per attack: ``seed``, ``attack``, every metric, ``fit_seconds``, ``score_seconds``.
     fitted : list
         The fitted attacks.
+
+    Raises
+    ------
+    TargetOutputsError
+        Before any attack is fitted, when an attack needs more of the target than it
+        gives (its ``target_outputs`` tag).
+    UnresolvableFPRError
+        From an attack's ``fit``, with ``attack`` set to its name.
     """
     from tabmia._progress import progress_label
 
+    _check_outputs(target, attacks)
     frames, rows, fitted = [], [], []
     for name, proto in attacks.items():
         attack = clone(proto).set_params(target=target)
@@ -516,6 +530,26 @@ def run_attacks(
         if verbose:
             print(f"  {name}: AUC {m['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
     return frames, rows, fitted
+
+
+_OUTPUT_WORDS = {"labels": "predicted labels", "proba": "probabilities", "logits": "logits"}
+
+
+def _check_outputs(target: Any, attacks: dict[str, Any]) -> None:
+    """Refuse attacks that need more of the target than it gives (their
+    ``target_outputs`` tag against :attr:`~tabmia.target.TargetModel.outputs`)."""
+    outputs = as_target(target).outputs
+    needs = {name: membership_tags(a).target_outputs for name, a in attacks.items()}
+    refused = {name: need for name, need in needs.items()
+               if not membership_tags(attacks[name]).works_with(outputs)}
+    if refused:
+        usable = [name for name in attacks if name not in refused]
+        raise TargetOutputsError(
+            f"the target gives {_OUTPUT_WORDS.get(outputs, outputs)} only: "
+            + ", ".join(f"{name} (needs {_OUTPUT_WORDS.get(need, need)})"
+                        for name, need in refused.items())
+            + " cannot attack it" + (f"; {', '.join(usable)} can" if usable else "")
+        )
 
 
 def _reissue(caught: list, name: str) -> None:

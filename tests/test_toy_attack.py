@@ -70,11 +70,21 @@ class NudgeAttack(MarginAttack):
         return self.target_.statistic("hinge", X, y) - self.target_.statistic("hinge", nudged, y)
 
 
+class LogitMarginAttack(MarginAttack):
+    """A toy attack that needs the target's logits (a torch model)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.membership_tags.target_outputs = "logits"
+        return tags
+
+
 @pytest.fixture()
 def toy_presets(monkeypatch):
     """The toy attacks' preset lines, for this test only."""
     monkeypatch.setitem(ATTACK_PRESETS, "margin", (MarginAttack, {}))
     monkeypatch.setitem(ATTACK_PRESETS, "nudge", (NudgeAttack, {}))
+    monkeypatch.setitem(ATTACK_PRESETS, "logit_margin", (LogitMarginAttack, {}))
 
 
 def test_the_preset_takes_runner_settings_by_its_tags(toy_presets):
@@ -126,3 +136,27 @@ def test_a_new_attack_that_perturbs_needs_a_model_file(toy_presets, tmp_path, ca
                        "--model-file, not precomputed probabilities")
     assert main([*common, "--attacks", "nudge", "--model-file", str(tmp_path / "model.joblib"),
                  "--out", str(tmp_path / "b")]) == 0
+
+
+def test_an_attack_needing_more_than_the_target_gives_is_refused_by_its_tags(monkeypatch):
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+
+    from tabmia.attacks import LossAttack
+    from tabmia.experiment import MembershipExperiment
+
+    X, y = load_breast_cancer(return_X_y=True)
+    attacks = {"loss": LossAttack(fpr=0.05), "logit_margin": LogitMarginAttack(fpr=0.05)}
+    with pytest.raises(ValueError, match=r"^the target gives probabilities only: logit_margin "
+                                         r"\(needs logits\) cannot attack it; loss can$"):
+        MembershipExperiment(LogisticRegression(max_iter=5000), attacks).run(X, y)
+
+
+def test_tabmia_audit_refuses_it_in_one_line(toy_presets, tmp_path, capsys):
+    out = tmp_path / "audit"
+    assert main(["audit", "--attacks", "loss,logit_margin", "--fpr", "0.05", "--out", str(out),
+                 "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "tabmia: error: the target gives probabilities only: logit_margin (needs logits) "
+        "cannot attack it; loss can"]
+    assert not out.exists()
