@@ -140,7 +140,9 @@ def run_one(name: str, seed: int) -> dict[str, Any]:
                       online=True, fpr=0.01, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        lira.fit(concat_rows([Xp, Xc]), np.r_[y[pub], yc])
+        # the public records are the pool's known non-members (the FPR calibration)
+        lira.fit(concat_rows([Xp, Xc]), np.r_[y[pub], yc],
+                 known_nonmembers=np.r_[np.ones(len(pub), bool), np.zeros(len(yc), bool)])
     s = lira.decision_function(Xc, yc)
     row["lira_online_16"] = {**_metrics(m, s, lira.threshold_),
                              "time_s": time.perf_counter() - t0}

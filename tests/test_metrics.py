@@ -112,3 +112,21 @@ def test_attack_metrics_reports_na_below_resolution():
     assert out["tpr@0.001"] is None and out["tpr@0.01"] is not None
     assert out["tpr@0.01_low"] <= out["tpr@0.01"] <= out["tpr@0.01_high"]
     assert out["ppv@gamma=1"] == pytest.approx(M.ppv(out["tpr"], out["fpr"], 1))
+
+
+def test_bootstrap_auc_uses_the_resampled_records_auc():
+    """The multiplicity form of a resample's AUC equals sklearn's on the resampled arrays."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.RandomState(0)
+    pos = np.round(rng.normal(0.4, 1, 300), 1)  # rounded: ties between and within groups
+    neg = np.round(rng.normal(0.0, 1, 500), 1)
+    order = np.argsort(neg, kind="stable")
+    below = np.searchsorted(neg[order], pos, side="left")
+    at_most = np.searchsorted(neg[order], pos, side="right")
+    for _ in range(5):
+        ip, ineg = rng.randint(0, 300, 300), rng.randint(0, 500, 500)
+        w_pos = np.bincount(ip, minlength=300)
+        w_neg = np.bincount(ineg, minlength=500)[order]
+        expected = roc_auc_score(np.r_[np.ones(300), np.zeros(500)], np.r_[pos[ip], neg[ineg]])
+        assert M._weighted_auc(w_pos, w_neg, below, at_most) == pytest.approx(expected, abs=1e-12)

@@ -101,7 +101,7 @@ class LiRAAttack(ReferenceModelAttack):
         variance for all records, the pooled within-record variance of the pool's
         shadow scores (separately for IN and OUT). ``"auto"``: global. Sec. VI-B
         finds per-example variances better from 64 shadows of image models; on
-        gradient-boosted tabular targets they are far worse at 16 and at 64 shadows
+        gradient-boosted tabular targets they were worse at 16 and at 64 shadows
         (``benchmarks/results/calibration_designs.md``): a record's own spread over
         shadows that trained on other data than the target is not the spread of the
         target's score, and a floored small variance turns that difference into
