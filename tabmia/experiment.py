@@ -27,6 +27,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
+from tabmia._seeding import seed_estimator
 from tabmia.attacks import membership_tags
 from tabmia.exceptions import (
     FPRFallbackWarning,
@@ -182,6 +183,9 @@ class MembershipRound:
     accuracy : dict or None
         ``train`` and ``test`` (held-out candidates) accuracy of a target trained by
         :meth:`train_target`, and the ``seconds`` that took.
+    data : tuple or None
+        ``(X, y)``, the data set the round was drawn from (:meth:`draw`): the target
+        trains on its members.
     """
 
     seed: int
@@ -213,8 +217,9 @@ class MembershipRound:
     def train_target(self, estimator: Any) -> Any:
         """Train a clone of ``estimator`` on the members, every ``random_state`` in it
         set to the seed; sets and returns :attr:`target` (and :attr:`accuracy`)."""
-        from tabmia._seeding import seed_estimator
-
+        if self.data is None:
+            raise ValueError("this round was built around a trained target: it holds no "
+                             "data set to train one on (use MembershipRound.draw)")
         X, y = self.data
         train, held_out = self.split.train, self.split.nonmembers
         target = clone(estimator)
