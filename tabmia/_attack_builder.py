@@ -28,7 +28,7 @@ class AttackSpec:
     text : str
         The spec as typed; it names the attack's column in result tables.
     name : str
-        Preset name (one of :data:`tabmia.recipes.ATTACK_NAMES`).
+        Preset name (one of :data:`tabmia.recipes.ATTACK_PRESETS`).
     params : dict
         Parameters given in the spec.
     """
@@ -63,13 +63,13 @@ def _value(text: str) -> Any:
 
 def parse_attack_spec(text: str) -> AttackSpec:
     """Parse ``name[:param=value ...]``; raises ValueError naming what is wrong."""
-    from tabmia.recipes import ATTACK_NAMES
+    from tabmia.recipes import ATTACK_PRESETS
 
     text = str(text).strip()
     name, *parts = text.split(":")
     name = name.strip()
-    if name not in ATTACK_NAMES:
-        raise ValueError(f"unknown attack {name!r}; choose from {', '.join(ATTACK_NAMES)}")
+    if name not in ATTACK_PRESETS:
+        raise ValueError(f"unknown attack {name!r}; choose from {', '.join(ATTACK_PRESETS)}")
     params: dict[str, Any] = {}
     for part in parts:
         key, sep, value = part.partition("=")
@@ -82,7 +82,7 @@ def parse_attack_spec(text: str) -> AttackSpec:
     return AttackSpec(text, name, params)
 
 
-def build_attack(spec: str | AttackSpec, *, fast: bool = False, **defaults: Any) -> Any:
+def build_attack(spec: str | AttackSpec, *, fast: bool = False, **settings: Any) -> Any:
     """Unfitted attack for ``spec``.
 
     Parameters
@@ -92,10 +92,13 @@ def build_attack(spec: str | AttackSpec, *, fast: bool = False, **defaults: Any)
     fast : bool, default=False
         Apply the attack's quick settings (few shadow models, small regressors) under
         the spec's own parameters.
-    **defaults
-        Runner-wide parameters (``fpr``, ``n_jobs``, ``device``, training recipes),
-        set where the attack takes them; the spec's parameters win over them. Which
-        of them no attack takes: :func:`settings_not_taken`.
+    **settings
+        Runner-wide settings, each set where the attack takes it (its
+        :class:`~tabmia.attacks.MembershipTags`): those of ``runner_settings`` (``fpr``,
+        ``n_jobs``, ``device``, ``n_shadow``, ...), and ``recipe``, the unfitted
+        training recipe, for every parameter that takes one (``recipe_params``). The
+        spec's parameters win over them. Which of them no attack takes:
+        :func:`settings_not_taken`.
 
     Raises
     ------
@@ -104,16 +107,18 @@ def build_attack(spec: str | AttackSpec, *, fast: bool = False, **defaults: Any)
     """
     from sklearn.utils._param_validation import InvalidParameterError
 
+    from tabmia.attacks import membership_tags
     from tabmia.recipes import make_attack
 
     spec = parse_attack_spec(spec) if isinstance(spec, str) else spec
-    attack = make_attack(spec.name, **defaults)
+    attack = make_attack(spec.name)
     valid = attack.get_params(deep=False)
     bad = [k for k in spec.params if k not in valid or k in _RESERVED]
     if bad:
         takes = ", ".join(k for k in sorted(valid) if k not in _RESERVED)
         raise ValueError(f"attack spec {spec.text!r}: {spec.name} takes no parameter "
                          f"{', '.join(bad)} (it takes: {takes})")
+    attack.set_params(**_runner_params(membership_tags(attack), settings))
     if fast:
         attack.set_params(**{k: v for k, v in type(attack)._fast_params().items() if k in valid})
     attack.set_params(**spec.params)
@@ -124,7 +129,15 @@ def build_attack(spec: str | AttackSpec, *, fast: bool = False, **defaults: Any)
     return attack
 
 
-def build_attacks(specs: str | list[str], *, fast: bool = False, **defaults: Any) -> dict[str, Any]:
+def _runner_params(tags: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that the runner-wide ``settings`` set on an attack with ``tags``."""
+    params = {k: v for k, v in settings.items() if k in tags.runner_settings}
+    if settings.get("recipe") is not None:
+        params.update({p: settings["recipe"] for p in tags.recipe_params})
+    return params
+
+
+def build_attacks(specs: str | list[str], *, fast: bool = False, **settings: Any) -> dict[str, Any]:
     """``{spec text: unfitted attack}`` for a comma-separated list (or a list) of specs."""
     if isinstance(specs, str):
         specs = specs.split(",")
@@ -134,38 +147,33 @@ def build_attacks(specs: str | list[str], *, fast: bool = False, **defaults: Any
     dup = sorted({t for t in texts if texts.count(t) > 1})
     if dup:
         raise ValueError(f"attack {dup[0]!r} given twice")
-    return {t: build_attack(t, fast=fast, **defaults) for t in texts}
-
-
-def _takes(attack: Any, setting: str) -> bool:
-    """Whether ``attack`` uses the runner setting ``setting``.
-
-    Today: the attack has a parameter of that name. (The place to read an attack's
-    capability tags instead, once attacks declare them.)
-    """
-    return setting in attack.get_params(deep=False)
+    return {t: build_attack(t, fast=fast, **settings) for t in texts}
 
 
 def settings_not_taken(attacks: dict[str, Any], settings: list[str] | tuple[str, ...]) -> list[str]:
     """The runner settings among ``settings`` that no attack in ``attacks`` takes.
 
-    :func:`build_attack` sets a runner-wide parameter only where an attack has it; the
-    command lines report the ones that none of the chosen attacks uses instead of
-    dropping them without a word.
+    :func:`build_attack` sets a runner-wide setting only where an attack takes it (the
+    ``runner_settings`` of its :class:`~tabmia.attacks.MembershipTags`); the command
+    lines report the ones that none of the chosen attacks uses instead of dropping
+    them without a word.
 
     Parameters
     ----------
     attacks : dict
         ``{spec text: attack}``, as :func:`build_attacks` returns.
     settings : sequence of str
-        Parameter names the user gave (``"n_jobs"``, ``"device"``, ...).
+        Settings the user gave (``"n_jobs"``, ``"device"``, ...).
 
     Returns
     -------
     list of str
         Those of ``settings`` no attack takes, in their order.
     """
-    return [s for s in settings if not any(_takes(a, s) for a in attacks.values())]
+    from tabmia.attacks import membership_tags
+
+    taken = set().union(*(membership_tags(a).runner_settings for a in attacks.values()))
+    return [s for s in settings if s not in taken]
 
 
 def unused_settings_note(attacks: dict[str, Any], given: dict[str, str], *,

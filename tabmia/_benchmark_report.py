@@ -13,7 +13,6 @@ run lists the settings it changed.
 
 from __future__ import annotations
 
-import base64
 import html as _html
 import json
 import re
@@ -26,7 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.metrics import UnresolvableFPRError, auc, precision_at_fpr, tpr_at_fpr
+from tabmia.exceptions import UnresolvableFPRError
+from tabmia.metrics import auc, precision_at_fpr, tpr_at_fpr
 
 __all__ = ["cell_metrics", "summarise", "markdown_report", "write_outputs"]
 
@@ -266,30 +266,27 @@ def _roc_frame(entry: dict[str, Any]) -> pd.DataFrame:
 
 
 def _html_report(payload: dict[str, Any], fprs: tuple[float, ...], pngs: dict[str, Path]) -> str:
-    from tabmia.report.html import _CSS, _table_html
+    from tabmia.report.html import page_head, png_img, table_html
 
     summary, attacks = payload["datasets"], payload["settings"]["attacks"]
     esc = _html.escape
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tabmia "
-             f"benchmark</title><style>{_CSS}</style></head><body><h1>tabmia benchmark</h1>",
-             f"<p class='note'>{esc(payload['command'])}</p>"]
+    parts = [page_head("tabmia benchmark"), f"<p class='note'>{esc(payload['command'])}</p>"]
     parts += [f"<p>{esc(line).replace('**', '')}</p>" for line in _intro(payload)]
 
     def table(df: pd.DataFrame) -> str:
         # bold markers become <b> after escaping
-        return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", _table_html(df))
+        return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", table_html(df))
 
     for key, title in metric_names(fprs):
         note = metric_note(key, payload)
         parts.append(f"<h2>{esc(title)}</h2>" + (f"<p class='note'>{esc(note)}</p>" if note else "")
                      + table(metric_table(summary, key, attacks)))
     if summary:
-        parts.append("<h2>Data sets and targets</h2>" + _table_html(dataset_table(summary)))
+        parts.append("<h2>Data sets and targets</h2>" + table_html(dataset_table(summary)))
     if pngs:
         parts.append("<h2>ROC curves (log-log, first seed)</h2><div class='figs'>")
         for name, png in pngs.items():
-            data = base64.b64encode(png.read_bytes()).decode("ascii")
-            parts.append(f"<img alt='ROC {esc(name)}' src='data:image/png;base64,{data}'>")
+            parts.append(png_img(png.read_bytes(), f"ROC {name}"))
         parts.append("</div>")
     if payload["skipped"]:
         parts.append("<h2>Skipped data sets</h2>" + "".join(

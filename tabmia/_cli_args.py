@@ -1,12 +1,23 @@
-"""Argument types and the membership-game flags of ``tabmia audit`` and ``benchmark``."""
+"""Argument types and the flags that ``tabmia audit`` and ``tabmia benchmark`` share.
+
+Both speak one FPR vocabulary: ``--fpr`` is the FPR each attack's threshold promises,
+``--fprs`` the levels at which the tables report TPR (and precision). Both split a data
+set with the same flags (``--train-size``, ``--public-size``, ``--prior``,
+``--max-records``) and run on the machine with the same ones (``--n-jobs``,
+``--device``, ``--random-state``).
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-__all__ = ["Accumulate", "add_split_arguments", "floats", "fraction_or_count", "given_flags",
-           "names", "risk_limits"]
+__all__ = ["Accumulate", "DEFAULT_FPR", "add_command", "add_fpr_arguments", "add_run_arguments",
+           "add_split_arguments", "floats", "fraction_or_count", "given_flags", "names",
+           "risk_limits", "settle_fprs"]
+
+#: The FPR each attack's threshold promises unless ``--fpr`` says otherwise.
+DEFAULT_FPR = 0.01
 
 
 def floats(text: str) -> tuple[float, ...]:
@@ -79,3 +90,54 @@ def add_split_arguments(group: Any, *, prior_help: str, max_records_help: str) -
                        help="attacker's share of the records left (default 0.5)")
     group.add_argument("--prior", type=float, default=None, help=prior_help)
     group.add_argument("--max-records", type=int, default=None, help=max_records_help)
+
+
+def add_command(sub: Any, name: str, *, help: str, doc: str) -> argparse.ArgumentParser:
+    """The ``tabmia NAME`` subparser, described by its module docstring ``doc`` (all but
+    the first paragraph)."""
+    return sub.add_parser(name, help=help, description=doc.split("\n\n", 1)[1],
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_fpr_arguments(group: Any, *, fprs_default: tuple[float, ...] | None,
+                      fprs_help: str) -> None:
+    """``--fpr`` (the FPR each attack's threshold promises) and ``--fprs`` (the levels of
+    the tables' TPR); :func:`settle_fprs` reads them."""
+    group.add_argument("--fpr", type=floats, default=None, metavar="FPR",
+                       help=f"the FPR each attack's threshold promises on fresh non-members "
+                       f"(default {DEFAULT_FPR:g}, or the smallest an attack's calibration "
+                       "records can promise, said so)")
+    group.add_argument("--fprs", type=floats, default=fprs_default, metavar="FPR[,FPR...]",
+                       help=fprs_help)
+
+
+def settle_fprs(args: argparse.Namespace, *, several_fpr: bool = False) -> None:
+    """``args.fpr`` as one FPR (:data:`DEFAULT_FPR` when not given; ``args.fpr_given``
+    says which) and ``args.fprs`` as the tables' levels (``(args.fpr,)`` when not given).
+
+    ``several_fpr``: ``--fpr A,B`` is read as ``--fpr A --fprs A,B`` (``tabmia benchmark``'s
+    form before ``--fprs``); otherwise it is refused.
+    """
+    from tabmia._cli_inputs import UsageError
+
+    given = args.fpr
+    args.fpr_given = given is not None
+    fpr = (DEFAULT_FPR,) if given is None else tuple(given)
+    if len(fpr) > 1:
+        if not several_fpr:
+            raise UsageError(f"--fpr takes one FPR, the one each attack's threshold promises, "
+                             f"got {','.join(f'{f:g}' for f in fpr)}: the table's levels are "
+                             "--fprs")
+        if args.fprs is None:
+            args.fprs = fpr
+    args.fpr = fpr[0]
+    if args.fprs is None:
+        args.fprs = (args.fpr,)
+
+
+def add_run_arguments(group: Any, *, n_jobs_help: str = "parallel jobs for shadow models") -> None:
+    """``--n-jobs``, ``--device``, ``--random-state``: how a run uses the machine, its seed."""
+    group.add_argument("--n-jobs", type=int, default=None, help=n_jobs_help)
+    group.add_argument("--device", default="auto",
+                       help="auto, cpu, cuda or cuda:N (torch MLPs, CatBoost, XGBoost)")
+    group.add_argument("--random-state", type=int, default=0, help="seed (default 0)")

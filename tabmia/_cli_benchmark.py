@@ -2,7 +2,8 @@
 
 Every data set x seed trains a target (``--model``) and runs every attack of
 ``--attacks`` against it; the tables have the data sets as rows and the attacks as
-columns (AUC, TPR and precision at each ``--fpr``, wall time), mean ± std over seeds.
+columns (AUC, TPR and precision at each of ``--fprs``, wall time), mean ± std over seeds;
+``--fpr`` is the FPR each attack's threshold promises, as in ``tabmia audit``.
 Attack specs take parameters: ``lira:n_shadow=64``, ``quantile:mode=pinball``.
 Finished cells are stored under ``--out``/cells and not recomputed by a re-run with the
 same settings. Writes ``results.json``, ``results.md``, ``roc_<data set>.png`` and
@@ -17,7 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tabmia._cli_args import add_split_arguments, floats, names
+from tabmia._cli_args import (
+    add_command,
+    add_fpr_arguments,
+    add_run_arguments,
+    add_split_arguments,
+    names,
+)
 
 __all__ = ["add_benchmark_parser", "run_benchmark_command"]
 
@@ -25,14 +32,10 @@ __all__ = ["add_benchmark_parser", "run_benchmark_command"]
 def add_benchmark_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``benchmark`` on the ``tabmia`` subparsers."""
     from tabmia.benchmark import DEFAULT_ATTACKS, QUICK_MAX_RECORDS
-    from tabmia.recipes import ATTACK_NAMES, MODEL_NAMES
+    from tabmia.recipes import ATTACK_PRESETS, MODEL_NAMES
 
-    p = sub.add_parser(
-        "benchmark",
-        help="run attacks against targets on many data sets; tables per metric",
-        description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "benchmark", doc=__doc__,
+                    help="run attacks against targets on many data sets; tables per metric")
     p.add_argument("--config", type=Path, default=None,
                    help="YAML or TOML file whose keys mirror these flags (a 'benchmark' "
                    "section or top-level keys)")
@@ -44,20 +47,18 @@ def add_benchmark_parser(sub: Any) -> argparse.ArgumentParser:
                    help="target recipe; shadow models copy it (default catboost)")
     p.add_argument("--attacks", type=names, default=list(DEFAULT_ATTACKS),
                    help=f"comma-separated specs name[:param=value ...], names from: "
-                   f"{', '.join(ATTACK_NAMES)} (default {','.join(DEFAULT_ATTACKS)})")
+                   f"{', '.join(ATTACK_PRESETS)} (default {','.join(DEFAULT_ATTACKS)})")
     p.add_argument("--seeds", type=int, default=3, help="repeats of the game (default 3)")
-    p.add_argument("--fpr", type=floats, default=(0.01,),
-                   help="FPR levels for TPR / precision, comma-separated; the first is also "
-                   "the FPR each attack's threshold promises (default 0.01)")
+    add_fpr_arguments(p, fprs_default=None,
+                      fprs_help="FPR levels for TPR / precision in the tables (default: --fpr; "
+                      "--fpr A,B, the form before --fprs, reads as --fpr A --fprs A,B)")
     add_split_arguments(
         p, prior_help="non-member candidates per member (1: balanced; default: every member)",
         max_records_help="subsample each data set to this many records first",
     )
     p.add_argument("--quick", action="store_true",
                    help=f"smoke run: 1 seed, at most {QUICK_MAX_RECORDS} records, few shadows")
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs for shadow models")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (torch MLPs, CatBoost, XGBoost)")
-    p.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
+    add_run_arguments(p)
     p.add_argument("--no-html", action="store_true", help="skip report.html")
     p.add_argument("--out", type=Path, default=Path("tabmia-benchmark"),
                    help="output folder (default ./tabmia-benchmark)")
@@ -75,7 +76,8 @@ def run_benchmark_command(args: argparse.Namespace, usage_error: type[Exception]
         raise usage_error("--n-jobs must not be 0")
     try:
         result = run_benchmark(
-            args.datasets, args.model, args.attacks, args.seeds, args.fpr, args.out,
+            args.datasets, args.model, args.attacks, args.seeds, args.fprs, args.out,
+            threshold_fpr=args.fpr,
             train_size=args.train_size, public_size=args.public_size, prior=args.prior,
             max_records=args.max_records, quick=args.quick, n_jobs=args.n_jobs,
             device=args.device, random_state=args.random_state, progress=not args.quiet,

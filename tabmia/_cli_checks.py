@@ -32,16 +32,16 @@ _GAME_ONLY = ("dataset", "model", "seeds", "train_size", "prior", "max_records")
 _OWN_ONLY = ("trust_types", "label", "recipe", "max_members", "encoding", "sep", "categorical",
              "label_only")
 _MODEL_FILE_ONLY = ("trust_types", "categorical")
-# flags that set an attack parameter: (parameter, what it sets, an attack that takes it)
+# flags that set a runner setting of the attacks: (setting, what it sets, an attack that
+# takes it); an attack takes the settings of its tags' runner_settings
 _ATTACK_FLAGS = {
     "n_shadow": ("n_shadow", "LiRA's shadow models", "lira"),
     "n_references": ("n_reference", "RMIA's / Calibrated's reference models", "rmia"),
     "cache_dir": ("cache_dir", "where shadow / reference models are kept", "lira"),
     "n_jobs": ("n_jobs", "parallel shadow / reference model fits", "lira"),
 }
-# model-count parameters of the attacks and their flags
-_COUNTS = (("n_shadow", "--n-shadow", "shadow models"),
-           ("n_reference", "--n-references", "reference models"))
+# what the model-count settings count, in messages
+_COUNTED = {"n_shadow": "shadow models", "n_reference": "reference models"}
 
 
 def _flag(dest: str) -> str:
@@ -92,11 +92,13 @@ def check_mode(args: argparse.Namespace) -> None:
 
 def check_attack_flags(args: argparse.Namespace, attacks: dict[str, Any]) -> None:
     """Refuse an attack flag (``--n-shadow``, ...) that none of the attacks takes."""
+    from tabmia._attack_builder import settings_not_taken
+
     given = getattr(args, "given", set())
-    params = [a.get_params(deep=False) for a in attacks.values()]
-    args.trains_models = any("cache_dir" in p for p in params)
-    for dest, (param, what, example) in _ATTACK_FLAGS.items():
-        if dest in given and not any(param in p for p in params):
+    # whether an interrupted run can keep models in --cache-dir (tabmia.cli says so)
+    args.trains_models = not settings_not_taken(attacks, ["cache_dir"])
+    for dest, (setting, what, example) in _ATTACK_FLAGS.items():
+        if dest in given and settings_not_taken(attacks, [setting]):
             raise UsageError(
                 f"{_flag(dest)} sets {what}, but none of the attacks ({', '.join(attacks)}) "
                 f"has any: remove it, or add an attack that does (e.g. {example})"
@@ -106,20 +108,21 @@ def check_attack_flags(args: argparse.Namespace, attacks: dict[str, Any]) -> Non
 def check_model_counts(args: argparse.Namespace, attacks: dict[str, Any], n_public: int) -> None:
     """Refuse shadow / reference counts above :data:`MAX_MODELS` or the public records,
     unless ``--force``."""
+    from tabmia.attacks import membership_tags
+
     if getattr(args, "force", False):
         return
+    flags = {setting: _flag(dest) for dest, (setting, _, _) in _ATTACK_FLAGS.items()}
     for name, attack in attacks.items():
-        params = attack.get_params(deep=False)
-        for param, flag, what in _COUNTS:
-            n = params.get(param)
-            if n is None:
-                continue
+        for param in membership_tags(attack).model_count_params:
+            n = getattr(attack, param)
             over = [f"the ceiling of {MAX_MODELS}"] if n > MAX_MODELS else []
             if n > n_public:
                 over.append(f"the {n_public} public records they train on")
             if over:
                 raise UsageError(
-                    f"{name}: {n} {what} ({flag} or the attack spec) is more than "
+                    f"{name}: {n} {_COUNTED.get(param, 'models')} "
+                    f"({flags.get(param, param)} or the attack spec) is more than "
                     f"{' and '.join(over)}: a typo? Pass --force to train them"
                 )
 

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tabmia._cli_args import fraction_or_count
+from tabmia._cli_args import add_command, fraction_or_count
 from tabmia._cli_inputs import UsageError, check_out_folder, first_line, read_table, split_label
 
 __all__ = ["add_dpaudit_parser", "run_dpaudit_command"]
@@ -51,12 +51,8 @@ def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
     from tabmia.recipes import MODEL_NAMES
     from tabmia.scores import SCORE_NAMES
 
-    p = sub.add_parser(
-        "dpaudit",
-        help="check a claimed DP epsilon of a training recipe from one training run",
-        description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "dpaudit", doc=__doc__,
+                    help="check a claimed DP epsilon of a training recipe from one training run")
     p.add_argument("--recipe", required=True,
                    help=f"training recipe: {', '.join(MODEL_NAMES)}, or a joblib file of an "
                    "unfitted estimator (loading it runs code in it)")

@@ -37,24 +37,29 @@ from tabmia._cli_inputs import (
 )
 from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_outputs import fpr_fallback_notes, recorded_warnings, shown, write_outputs
+from tabmia.recipes import AUDIT_ATTACKS, LABEL_AUDIT_ATTACKS
 
 __all__ = ["DEFAULT_ATTACKS", "LABEL_ATTACKS", "SCORE_ATTACKS", "run_audit"]
 
-#: Attacks that need only the target's outputs (the default with precomputed
-#: probabilities, or a model file given without ``--recipe``).
-SCORE_ATTACKS = "loss,loss_class,confidence,entropy,modified_entropy"
+
+def _attacks_without_models(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of the presets ``names`` that train no shadow / reference models."""
+    from tabmia.attacks import membership_tags
+    from tabmia.recipes import make_attack
+
+    return tuple(n for n in names if not membership_tags(make_attack(n)).trains_models)
+
+
 #: Default where shadow / reference models can be trained (the built-in game, or
-#: ``--recipe``): the score attacks plus offline and online LiRA and RMIA, the strongest
-#: at low FPR. Online LiRA's FPR promise needs known non-members inside its pool: the
-#: audit has them in both modes (the attacker's public part of the data set or of
-#: ``--population``).
-DEFAULT_ATTACKS = SCORE_ATTACKS + ",lira,lira_online,rmia"
-#: Default for a label-only model given as a file: the attacks that work from its labels
+#: ``--recipe``): :data:`tabmia.recipes.AUDIT_ATTACKS`.
+DEFAULT_ATTACKS = ",".join(AUDIT_ATTACKS)
+#: Default with precomputed probabilities, or a model file given without ``--recipe``:
+#: those of :data:`tabmia.recipes.AUDIT_ATTACKS` that need only the target's outputs.
+SCORE_ATTACKS = ",".join(_attacks_without_models(AUDIT_ATTACKS))
+#: Default for a label-only model given as a file: :data:`tabmia.recipes.LABEL_AUDIT_ATTACKS`
 #: (plus noise_robustness_calibrated with --recipe). Saved labels (--*-pred) run the gap
 #: attack only: the others query perturbed records.
-LABEL_ATTACKS = "gap,noise_robustness,boundary_distance"
-# attack parameters that take the unfitted training recipe
-_RECIPE_PARAMS = ("shadow_estimator", "reference_estimator", "proxy_estimator")
+LABEL_ATTACKS = ",".join(LABEL_AUDIT_ATTACKS)
 
 
 # -------------------------------------------------------------------- inputs
@@ -132,6 +137,7 @@ def _make_attacks(
     probabilities are refused for a ``label_only_target``. Runner settings that no attack
     takes (nor the model, for ``--device``: ``device_taken``) get one note."""
     from tabmia._attack_builder import build_attacks
+    from tabmia.attacks import membership_tags
 
     chosen = args.attacks
     if chosen is None:
@@ -139,20 +145,18 @@ def _make_attacks(
     names = [a.strip() for a in str(chosen).split(",") if a.strip()]
     if not names:
         raise UsageError("--attacks is empty")
-    params: dict[str, Any] = {
+    settings: dict[str, Any] = {
         "fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device, "n_shadow": args.n_shadow,
         "n_reference": args.n_references, "verbose": not args.quiet,
-        "cache_dir": None if args.cache_dir is None else str(args.cache_dir),
+        "cache_dir": None if args.cache_dir is None else str(args.cache_dir), "recipe": recipe,
     }
-    if recipe is not None:
-        params.update({p: recipe for p in _RECIPE_PARAMS})
     try:  # specs may carry parameters, e.g. lira:n_shadow=64
-        out = build_attacks(names, **params)
+        out = build_attacks(names, **settings)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if label_only_target is not None:
         _check_label_only(args, out, label_only_target)
-    needs = [n for n, a in out.items() if _needs_recipe(a)]
+    needs = [n for n, a in out.items() if membership_tags(a).trains_models]
     if needs and recipe is None and not can_train:
         raise UsageError(
             f"--attacks {','.join(needs)} train shadow / reference models: give the model's "
@@ -162,13 +166,6 @@ def _make_attacks(
     check_attack_flags(args, out)
     _note_device_not_used(args, out, device_taken)
     return out
-
-
-def _needs_recipe(attack: Any) -> bool:
-    params = attack.get_params(deep=False)
-    if params.get("calibration", "reference") != "reference":
-        return False
-    return any(p in params for p in ("shadow_estimator", "reference_estimator"))
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -223,7 +220,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     import numpy as np
 
     from tabmia.datasets import DataNotFoundError, load_dataset
-    from tabmia.experiment import MembershipExperiment, split_membership
+    from tabmia.experiment import MembershipExperiment, split_membership, subsample
     from tabmia.recipes import make_model
     from tabmia.target import n_rows, take_rows
 
@@ -233,14 +230,9 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         raise UsageError(str(exc).splitlines()[0]) from exc
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
-    X, y = bunch.data, np.asarray(bunch.target)
-    if args.max_records is not None:
-        if args.max_records < 20:
-            raise UsageError("--max-records must be at least 20")
-        if n_rows(X) > args.max_records:
-            rng = np.random.RandomState(args.random_state)
-            idx = np.sort(rng.choice(n_rows(X), args.max_records, replace=False))
-            X, y = take_rows(X, idx), y[idx]
+    if args.max_records is not None and args.max_records < 20:
+        raise UsageError("--max-records must be at least 20")
+    X, y = subsample(bunch.data, np.asarray(bunch.target), args.max_records, args.random_state)
     try:  # the sizes against this data set, before anything trains
         sizes = split_membership(n_rows(X), train_size=args.train_size,
                                  public_size=args.public_size, prior=args.prior, random_state=0)
@@ -280,7 +272,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
 
 def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
-
+    from tabmia.attacks import membership_tags
     from tabmia.audit import audit_model
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
     from tabmia.metrics import check_audit_size
@@ -338,7 +330,8 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None,
                             device_taken=_takes_device(recipe) or _takes_device(target.model),
                             default=default, label_only_target=target if labels_only else None)
-    perturbing = [n for n, a in attacks.items() if _queries_perturbed(a)]
+    perturbing = [n for n, a in attacks.items()
+                  if membership_tags(a).queries_perturbed_records]
     if perturbing and args.model_file is None:
         given = "predicted labels" if args.train_pred is not None else "probabilities"
         raise UsageError(f"--attacks {','.join(perturbing)} query perturbed records: they need "
@@ -376,22 +369,15 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     return result, context, X_tr.reset_index(drop=True)
 
 
-def _queries_perturbed(attack: Any) -> bool:
-    """Whether the attack queries records it was not given (perturbed copies)."""
-    return (type(attack).__name__ in ("MerlinAttack", "MorganAttack")
-            or bool(getattr(attack, "_perturbs_records", False)))
-
-
 def _check_label_only(args: argparse.Namespace, attacks: dict[str, Any], target: Any) -> None:
     """Refuse attacks that need probabilities on a label-only model, naming those that work."""
-    from tabmia.recipes import ATTACK_NAMES, make_attack
+    from tabmia.attacks import membership_tags
+    from tabmia.recipes import label_attack_names
 
-    needs = [n for n, a in attacks.items() if a._needs_outputs != "labels"]
+    needs = [n for n, a in attacks.items() if not membership_tags(a).works_with("labels")]
     if not needs:
         return
-    work = [n for n in ATTACK_NAMES if make_attack(n)._needs_outputs == "labels"]
-    if args.model_file is None:
-        work = [n for n in work if not _queries_perturbed(make_attack(n))]
+    work = label_attack_names(queries_perturbed=args.model_file is not None)
     raise UsageError(
         f"--attacks {','.join(needs)} need the model's probabilities, but it answers with "
         f"labels only ({_label_reason(args, target)}); attacks that work from labels: "
@@ -470,7 +456,7 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-    from tabmia.metrics import AuditTooSmallError, UnresolvableFPRError
+    from tabmia.exceptions import AuditTooSmallError, TargetOutputsError, UnresolvableFPRError
     from tabmia.plausibility import check_attack_scores
     from tabmia.report import markdown_table, results_table
     from tabmia.report.verdict import shadow_recipe, verdict_lines
@@ -493,7 +479,7 @@ def run_audit(args: argparse.Namespace) -> int:
     except UnresolvableFPRError as exc:  # raised by an attack's fit before it trains
         what = f"{exc.attack}: {exc.reason}" if exc.attack and exc.reason else first_line(exc)
         raise UsageError(f"{what}; {more_records_hint(args)}") from exc
-    except AuditTooSmallError as exc:
+    except (AuditTooSmallError, TargetOutputsError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
     elapsed = time.perf_counter() - t0
     if args.train is not None and "data" not in context:

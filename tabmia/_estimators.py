@@ -75,7 +75,8 @@ def clone_recipe(estimator: Any, *, name: str, target: Any = None) -> Any:
 def recipe_of(target: Any, *, name: str) -> Any:
     """The target's unfitted training recipe, when it is a scikit-learn estimator."""
     inner = getattr(target, "model", None)
-    if type(target).__name__ == "TargetModel" and hasattr(inner, "get_params"):
+    # a wrapper (tabmia.target.TargetModel: not an estimator itself) around an estimator
+    if not hasattr(target, "get_params") and hasattr(inner, "get_params"):
         raise ValueError(
             f"{name} is needed: the target is a TargetModel wrapping a fitted "
             f"{type(inner).__name__}, whose training recipe tabmia does not guess; pass "

@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 
 from tabmia._records import shared_mask
 from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-from tabmia.experiment import ExperimentResult, MembershipSplit, run_attacks
+from tabmia.experiment import ExperimentResult, MembershipRound, MembershipSplit
 from tabmia.metrics import check_audit_size
 from tabmia.plausibility import check_attack_scores, check_inputs
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
@@ -65,7 +65,8 @@ def audit_model(
         smallest FPR they can promise instead of raising (see
         :func:`tabmia.experiment.run_attacks`).
 
-    Shadow and reference models are trained on as many records as the model was (the
+    The game is one :class:`~tabmia.experiment.MembershipRound`, played as every
+    runner plays its seeds. Shadow and reference models are trained on as many records as the model was (the
     size of ``X_train``), as far as the public records allow (see
     :func:`tabmia.experiment.run_attacks`).
 
@@ -130,20 +131,17 @@ def audit_model(
     for finding in check_inputs(target, X_train, y_train, X_population, y_population):
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
-    X_pub, y_pub = take_rows(X_population, public), y_population[public]
-    X_cand = concat_rows([take_rows(X_train, members), take_rows(X_population, nonmembers)])
-    y_cand = np.r_[y_train[members], y_population[nonmembers]]
     member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
-    frames, rows, fitted = run_attacks(
-        target, attacks, X_pub, y_pub, X_cand, y_cand, member, seed=seed, fprs=fprs,
-        gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback, train_size=n_rows(X_train),
-        extra_columns={"record": np.r_[members, nonmembers],
-                       "source": np.where(member, "train", "population")},
+    game = MembershipRound(
+        seed=seed, X_public=take_rows(X_population, public), y_public=y_population[public],
+        X_candidates=concat_rows([take_rows(X_train, members), take_rows(X_population, nonmembers)]),
+        y_candidates=np.r_[y_train[members], y_population[nonmembers]], member=member,
+        columns={"record": np.r_[members, nonmembers],
+                 "source": np.where(member, "train", "population")},
+        train_size=n_rows(X_train), target=target,
     )
-    for row in rows:
-        row["repeat"] = 0
-    for frame in frames:
-        frame.insert(0, "repeat", 0)
+    frames, rows, fitted = game.play(attacks, fprs=fprs, gammas=gammas, verbose=verbose,
+                                     fpr_fallback=fpr_fallback)
     # -- plausibility of the results: an AUC below chance (tabmia.plausibility) -------
     for finding in check_attack_scores(pd.concat(frames, ignore_index=True)):
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)

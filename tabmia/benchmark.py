@@ -28,19 +28,17 @@ from typing import Any
 import numpy as np
 
 from tabmia.exceptions import RunNote
+from tabmia.experiment import game_seeds
+from tabmia.recipes import BENCHMARK_ATTACKS
 
 __all__ = ["BenchmarkResult", "run_benchmark", "QUICK_MAX_RECORDS", "DEFAULT_ATTACKS"]
 
-#: Attacks run when none are named.
-DEFAULT_ATTACKS = ("loss", "quantile", "lira", "lira_online", "rmia")
+#: Attacks run when none are named (:data:`tabmia.recipes.BENCHMARK_ATTACKS`).
+DEFAULT_ATTACKS = BENCHMARK_ATTACKS
 #: Records a ``quick`` run subsamples each data set to.
 QUICK_MAX_RECORDS = 500
 # bump when a cell's content or meaning changes, so old cells are not mistaken for new
 _CELL_FORMAT = 2
-# attack parameters that change neither the scores nor the threshold
-_NEUTRAL_PARAMS = {"target", "n_jobs", "verbose", "cache_dir", "device", "random_state"}
-# parameters that only add models to a shadow population (the cache tops it up)
-_COUNT_PARAMS = {"n_shadow", "n_reference"}
 
 
 @dataclass
@@ -73,17 +71,13 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def _attack_settings(attack: Any) -> dict[str, str]:
-    return {k: repr(v) for k, v in sorted(attack.get_params(deep=False).items())
-            if k not in _NEUTRAL_PARAMS}
+def _attack_settings(attack: Any, *, leave_out: tuple[str, ...] = ()) -> dict[str, str]:
+    """The parameters that identify an attack's results (not its ``run_params`` tag), and
+    not ``leave_out``."""
+    from tabmia.attacks import membership_tags
 
-
-def game_seeds(random_state: int, n: int) -> list[int]:
-    """Per-seed game seeds, drawn as :class:`~tabmia.experiment.MembershipExperiment` does
-    (so seed ``i`` plays the same split and target as ``tabmia audit``); the first ``k``
-    do not depend on ``n``."""
-    rng = np.random.RandomState(random_state)
-    return [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n)]
+    skip = membership_tags(attack).run_params | set(leave_out)
+    return {k: repr(v) for k, v in sorted(attack.get_params(deep=False).items()) if k not in skip}
 
 
 class _CellStore:
@@ -117,40 +111,16 @@ class _CellStore:
 
 def _load(name: str, resolved: str, max_records: int | None, random_state: int) -> dict[str, Any]:
     from tabmia.datasets import load_dataset
-    from tabmia.target import n_rows, take_rows
+    from tabmia.experiment import subsample
+    from tabmia.target import n_rows
 
     bunch = load_dataset(resolved)
     X, y = bunch.data, np.asarray(bunch.target)
     n_total = n_rows(X)
-    if max_records is not None and n_total > max_records:
-        # the same subsample as ``tabmia audit --max-records``
-        rng = np.random.RandomState(random_state)
-        idx = np.sort(rng.choice(n_total, max_records, replace=False))
-        X, y = take_rows(X, idx), y[idx]
+    X, y = subsample(X, y, max_records, random_state)  # as tabmia audit --max-records
     descr = str(getattr(bunch, "DESCR", "") or "").strip().splitlines()
     return {"X": X, "y": y, "n_total": n_total, "source": descr[0] if descr else resolved,
             "status": next((d for d in descr if d.startswith("Status:")), "")}
-
-
-def _train_target(model: str, data: dict[str, Any], split: Any, seed: int,
-                  device: str = "auto") -> tuple[Any, dict]:
-    from sklearn.base import clone
-
-    from tabmia.experiment import _set_seed
-    from tabmia.recipes import make_model
-    from tabmia.target import take_rows
-
-    X, y = data["X"], data["y"]
-    target = clone(make_model(model, X, device=device))
-    _set_seed(target, seed)
-    t0 = time.perf_counter()
-    target.fit(take_rows(X, split.train), y[split.train])
-    acc = {
-        "train": float(np.mean(target.predict(take_rows(X, split.train)) == y[split.train])),
-        "test": float(np.mean(target.predict(take_rows(X, split.nonmembers)) == y[split.nonmembers])),
-        "seconds": time.perf_counter() - t0,
-    }
-    return target, acc
 
 
 def run_benchmark(
@@ -238,9 +208,8 @@ def run_benchmark(
     from tabmia._attack_builder import build_attacks, parse_attack_spec
     from tabmia._benchmark_report import cell_metrics, write_outputs
     from tabmia.datasets import DataNotFoundError, resolve_dataset_name
-    from tabmia.experiment import run_attacks, split_membership
-    from tabmia.recipes import MODEL_NAMES
-    from tabmia.target import take_rows
+    from tabmia.experiment import MembershipRound
+    from tabmia.recipes import MODEL_NAMES, make_model
 
     # ---- validate everything before computing anything
     names = [str(d).strip() for d in datasets if str(d).strip()]
@@ -309,15 +278,14 @@ def run_benchmark(
                 "n_features": int(X.shape[1]), "seeds": [],
             }
             for i, seed in enumerate(seed_list):
-                split = split_membership(y.shape[0], train_size=train_size,
-                                         public_size=public_size, prior=prior,
-                                         random_state=seed)
+                game_round = MembershipRound.draw(X, y, seed, train_size=train_size,
+                                                  public_size=public_size, prior=prior)
                 game = {"format": _CELL_FORMAT, "dataset": resolved[name],
                         "n_records": int(y.shape[0]), "n_features": int(X.shape[1]),
                         "max_records": max_records, "subsample_seed": random_state,
                         "train_size": train_size, "public_size": public_size, "prior": prior,
                         "model": model, "seed": seed}
-                target, acc, cells = None, None, {}
+                cells = {}
                 for text, proto in protos.items():
                     bar.set_postfix_str(f"{name} seed {i} {text}", refresh=False)
                     identity = {**game, "attack": specs[text].name,
@@ -327,19 +295,17 @@ def run_benchmark(
                     if cell is not None:
                         result.reused += 1
                     else:
-                        if target is None:
-                            target, acc = _train_target(model, data, split, seed, device)
-                        cell = _compute_cell(
-                            run_attacks, target, text, proto, specs[text], X, y, split, seed,
-                            shadow_dir=out / "shadows" / _digest(game),
-                            take_rows=take_rows)
+                        if game_round.target is None:
+                            game_round.train_target(make_model(model, X, device=device))
+                        cell = _compute_cell(game_round, text, proto, specs[text],
+                                             shadow_dir=out / "shadows" / _digest(game))
                         if "error" in cell:
                             report["failed"][f"{name} seed {i} {text}"] = cell["error"]
                             tqdm.write(f"{name} seed {i} {text}: failed: {cell['error']}",
                                        file=sys.stderr)
                             bar.update(1)
                             continue
-                        cell["target_accuracy"] = acc
+                        cell["target_accuracy"] = game_round.accuracy
                         cell["key"], cell["settings"] = key, identity
                         store.save(key, {k: v for k, v in cell.items()
                                          if k not in ("member", "scores")},
@@ -347,6 +313,7 @@ def run_benchmark(
                         result.computed += 1
                     cells[text] = cell
                     bar.update(1)
+                split = game_round.split
                 entry["seeds"].append({
                     "seed": seed, "n_members": int(split.members.size),
                     "n_nonmembers": int(split.nonmembers.size),
@@ -401,36 +368,33 @@ def _note_settings_not_used(attacks: dict[str, Any], model: str, *, n_jobs: int 
         warnings.warn(note, RunNote, stacklevel=3)
 
 
-def _compute_cell(run_attacks: Any, target: Any, text: str, proto: Any, spec: Any, X: Any,
-                  y: np.ndarray, split: Any, seed: int, *, shadow_dir: Path,
-                  take_rows: Any) -> dict[str, Any]:
-    """Fit one attack against one target; its scores, threshold and timings."""
+def _compute_cell(game: Any, text: str, proto: Any, spec: Any, *,
+                  shadow_dir: Path) -> dict[str, Any]:
+    """Fit one attack in one game round; its scores, threshold and timings."""
     from sklearn.base import clone
 
+    from tabmia.attacks import membership_tags
+
     attack = proto
-    if "cache_dir" in proto.get_params(deep=False):
+    tags = membership_tags(proto)
+    if "cache_dir" in tags.runner_settings:
         # one cache per (game, attack settings other than the model count): more
         # shadows top up fewer, other settings never mix with them
-        rest = {k: v for k, v in _attack_settings(proto).items() if k not in _COUNT_PARAMS}
+        rest = _attack_settings(proto, leave_out=tags.model_count_params)
         attack = clone(proto).set_params(
             cache_dir=str(shadow_dir / f"{spec.name}-{_digest(rest)[:10]}"))
-    cand = np.r_[split.members, split.nonmembers]
-    member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
     try:
         with warnings.catch_warnings():
             # the cell records the FPR its threshold aims at and the shadows' size
             warnings.simplefilter("ignore", RunNote)
-            frames, rows, fitted = run_attacks(
-                target, {text: attack}, take_rows(X, split.public), y[split.public],
-                take_rows(X, cand), y[cand], member, seed=seed, fprs=(), gammas=(),
-                fpr_fallback=True, train_size=split.train.size,
-            )
+            frames, rows, fitted = game.play({text: attack}, fprs=(), gammas=(),
+                                             fpr_fallback=True)
     except Exception as exc:  # noqa: BLE001 - one attack failing must not lose the others
         first = str(exc).splitlines()[0] if str(exc) else ""
         return {"error": f"{type(exc).__name__}: {first}"}
-    return {"attack": text, "member": member,
+    return {"attack": text, "member": game.member,
             "scores": frames[0]["score"].to_numpy(dtype=np.float64),
             "threshold": float(fitted[0].threshold_), "fit_seconds": rows[0]["fit_seconds"],
             "score_seconds": rows[0]["score_seconds"], "fpr_target": rows[0]["fpr_target"],
-            "n_calibration": getattr(fitted[0], "n_calibration_", None),
+            "n_calibration": fitted[0].n_calibration_,
             **{k: rows[0][k] for k in ("shadow_train_size", "shadow_size_note") if k in rows[0]}}

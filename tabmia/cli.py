@@ -33,11 +33,15 @@ from typing import Any, NoReturn
 
 from tabmia._cli_args import (
     Accumulate,
+    add_command,
+    add_fpr_arguments,
+    add_run_arguments,
     add_split_arguments,
     floats,
     given_flags,
     names,
     risk_limits,
+    settle_fprs,
 )
 from tabmia._cli_inputs import UsageError
 from tabmia._cli_outputs import one_line_warnings
@@ -52,20 +56,15 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-#: FPR the audit's thresholds aim at unless --fpr says otherwise.
-DEFAULT_FPR = 0.01
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tabmia`` command."""
-    from tabmia.recipes import ATTACK_NAMES, MODEL_NAMES
+    from tabmia.recipes import ATTACK_PRESETS, MODEL_NAMES
 
     parser = _Parser(prog="tabmia", description="Membership inference audits of tabular models.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    audit = sub.add_parser(
-        "audit",
+    audit = add_command(
+        sub, "audit", doc=__doc__,
         help="attack a model and report how many training records an attacker singles out",
-        description=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     audit.add_argument("--config", type=Path, default=None,
                        help="YAML or TOML file whose keys mirror these flags")
@@ -114,15 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
                      "the model stored are restored without it")
     attacks = audit.add_argument_group("attacks and reporting")
     attacks.add_argument("--attacks", default=None,
-                         help=f"comma-separated, from: {', '.join(ATTACK_NAMES)} (default "
+                         help=f"comma-separated, from: {', '.join(ATTACK_PRESETS)} (default "
                          f"{DEFAULT_ATTACKS}; without a training recipe {SCORE_ATTACKS}; "
                          f"for a label-only model {LABEL_ATTACKS}, and "
                          "noise_robustness_calibrated with --recipe)")
-    attacks.add_argument("--fpr", type=float, default=None,
-                         help="FPR each attack's threshold promises (default 0.01, or the "
-                              "smallest an attack's calibration records can promise, said so)")
-    attacks.add_argument("--fprs", type=floats, default=(0.01, 0.001),
-                         help="FPR levels for TPR in the table (default 0.01,0.001)")
+    add_fpr_arguments(attacks, fprs_default=(0.01, 0.001),
+                      fprs_help="FPR levels for TPR in the table (default 0.01,0.001)")
     attacks.add_argument("--gammas", type=floats, default=(1.0, 10.0, 100.0),
                          help="priors for PPV (default 1,10,100)")
     attacks.add_argument("--epsilon", type=float, default=None,
@@ -139,12 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     attacks.add_argument("--cache-dir", type=Path, default=None,
                          help="keep every trained shadow / reference model's scores here: a "
                          "rerun (an interrupted one too) trains only the missing models")
-    attacks.add_argument("--n-jobs", type=int, default=None,
-                         help="parallel jobs for shadow models (-1: all cores)")
+    add_run_arguments(attacks, n_jobs_help="parallel jobs for shadow models (-1: all cores)")
     attacks.add_argument("--threads", type=int, default=None,
                          help="BLAS / OpenMP / CatBoost threads per process (default: the libraries')")
-    attacks.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (torch MLPs, CatBoost, XGBoost)")
-    attacks.add_argument("--random-state", type=int, default=0, help="seed (default 0)")
     attacks.add_argument("--top-k", type=int, default=20, help="riskiest records listed (default 20)")
     attacks.add_argument("--show-records", action="store_true",
                          help="show the riskiest records' contents in the report (masked by default)")
@@ -199,11 +192,9 @@ def _read_config(path: Path, section: str = "audit") -> dict[str, Any]:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     args = _parse_with_config(argv)
-    if args.command == "audit":
-        # an FPR the user asked for is refused when unresolvable; the default falls back
-        args.fpr_given = args.fpr is not None
-        if args.fpr is None:
-            args.fpr = DEFAULT_FPR
+    if args.command in ("audit", "benchmark"):
+        # the audit refuses an FPR the user asked for when unresolvable; the default falls back
+        settle_fprs(args, several_fpr=args.command == "benchmark")
     return args
 
 

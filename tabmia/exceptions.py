@@ -1,11 +1,51 @@
-"""Warnings and errors specific to tabmia."""
+"""Warnings and errors specific to tabmia, every one defined here.
+
+``UnresolvableFPRError`` and ``AuditTooSmallError`` are also importable from
+:mod:`tabmia.metrics`, where they were first defined.
+"""
 
 from __future__ import annotations
 
 __all__ = [
-    "DuplicateRecordsWarning", "RunNote", "FPRFallbackWarning", "ShadowSizeWarning",
-    "PlausibilityWarning", "LabelOnlyTargetError",
+    "UnresolvableFPRError", "AuditTooSmallError", "TargetOutputsError", "LabelOnlyTargetError",
+    "DuplicateRecordsWarning", "RunNote",
+    "FPRFallbackWarning", "ShadowSizeWarning", "PlausibilityWarning", "DegenerateRatioWarning",
+    "DataNotFoundError",
 ]
+
+
+class UnresolvableFPRError(ValueError):
+    """An FPR below ``1 / n_nonmembers``: no threshold can show it.
+
+    Raised by an attack's ``fit`` with ``reason`` set (what cannot be promised from
+    which records, without advice) and ``attack`` (the name it runs under, set by
+    :func:`tabmia.experiment.run_attacks`), so that a runner can phrase its own advice.
+    """
+
+    reason: str | None = None
+    attack: str | None = None
+
+
+class AuditTooSmallError(ValueError):
+    """Too few members or non-members for any rate of the audit to mean anything."""
+
+
+class TargetOutputsError(ValueError):
+    """An attack needs more of the target than it gives (logits of a model that gives
+    probabilities, probabilities of one that gives labels).
+
+    Raised by :func:`tabmia.experiment.run_attacks` before any attack is fitted, from
+    the attacks' ``target_outputs`` tags; the message names the attacks that can run.
+    """
+
+
+class LabelOnlyTargetError(TargetOutputsError):
+    """The target answers with its predicted label only, and something asked for more.
+
+    Raised by :meth:`tabmia.target.TargetModel.predict_proba` (and ``predict_logits``)
+    on a label-only target, and by the ``fit`` of an attack that needs probabilities;
+    the message names the attacks that work from labels. A :class:`TargetOutputsError`.
+    """
 
 
 class DuplicateRecordsWarning(UserWarning):
@@ -53,10 +93,32 @@ class PlausibilityWarning(UserWarning):
     """
 
 
-class LabelOnlyTargetError(ValueError):
-    """The target answers with its predicted label only, and something asked for more.
+class DegenerateRatioWarning(UserWarning):
+    """Most noisy copies left the target's loss unchanged: the Merlin ratio says little.
 
-    Raised by :meth:`tabmia.target.TargetModel.predict_proba` (and ``predict_logits``)
-    on a label-only target, and by the ``fit`` of an attack that needs probabilities;
-    the message names the attacks that work from labels.
+    Issued by :class:`~tabmia.attacks.MerlinAttack` / :class:`~tabmia.attacks.MorganAttack`
+    ``fit`` (also importable from :mod:`tabmia.attacks.merlin`).
     """
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A data file needed by a loader is not on disk and could not be fetched.
+
+    The message names every absolute path that was looked for and says how to
+    place the file there (and, when the loader can download, why the download
+    did not happen or failed).  It subclasses :class:`FileNotFoundError`, so
+    ``except FileNotFoundError`` keeps working. Also importable from
+    :mod:`tabmia.datasets`.
+
+    Attributes
+    ----------
+    paths : list of pathlib.Path
+        The candidate paths that were looked for, in search order.
+    """
+
+    def __init__(self, message: str, paths: list | tuple = ()) -> None:
+        super().__init__(message)
+        self.paths = list(paths)
+
+    def __str__(self) -> str:  # FileNotFoundError would print "[Errno None] ..."
+        return str(self.args[0]) if self.args else ""

@@ -6,6 +6,12 @@ members; every attack is fitted on the public records (online attacks get the pu
 records plus the candidates, whose membership they do not know) and scores the
 candidates; :func:`tabmia.metrics.attack_metrics` turns the scores and the ground truth
 into a table. Repeating over seeds gives the mean and spread.
+
+One seed of the game is a :class:`MembershipRound`: every runner plays its seeds
+through it (:class:`MembershipExperiment`, :func:`tabmia.audit.audit_model`,
+:func:`tabmia.benchmark.run_benchmark` and ``tabmia audit``), so a seed is split, its
+target trained and its attacks run the same way everywhere. :func:`game_seeds` and
+:func:`subsample` are the seeds and the subsample they share.
 """
 
 from __future__ import annotations
@@ -21,17 +27,24 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from tabmia.exceptions import FPRFallbackWarning, ShadowSizeWarning
-from tabmia.metrics import (
+from tabmia._seeding import seed_estimator
+from tabmia.attacks import membership_tags
+from tabmia.exceptions import (
+    FPRFallbackWarning,
+    ShadowSizeWarning,
+    TargetOutputsError,
     UnresolvableFPRError,
+)
+from tabmia.metrics import (
     attack_metrics,
     check_audit_size,
     empirical_epsilon,
 )
-from tabmia.target import concat_rows, n_rows, take_rows
+from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = [
-    "MembershipSplit", "split_membership", "ExperimentResult", "MembershipExperiment", "run_attacks",
+    "MembershipSplit", "split_membership", "game_seeds", "subsample", "MembershipRound",
+    "ExperimentResult", "MembershipExperiment", "run_attacks",
 ]
 
 
@@ -115,6 +128,128 @@ def split_membership(
         else:
             nonmembers = nonmembers[: max(int(round(members.size * prior)), 1)]
     return MembershipSplit(np.sort(train), np.sort(members), np.sort(nonmembers), np.sort(public))
+
+
+def game_seeds(random_state: Any, n: int) -> list[int]:
+    """The seeds of ``n`` repeats of the game, drawn from ``random_state``.
+
+    Seed ``i`` plays the same split and target in :class:`MembershipExperiment`,
+    ``tabmia audit --seeds`` and ``tabmia benchmark``; the first ``k`` seeds do not
+    depend on ``n``.
+    """
+    rng = check_random_state(random_state)
+    return [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=n)]
+
+
+def subsample(X: Any, y: np.ndarray, max_records: int | None, random_state: int) -> tuple[Any, Any]:
+    """At most ``max_records`` records of ``(X, y)``, drawn (in their order) with
+    ``random_state``; all of them when there are no more. ``tabmia audit --max-records``
+    and ``tabmia benchmark`` draw the same ones."""
+    n = n_rows(X)
+    if max_records is None or n <= max_records:
+        return X, y
+    idx = np.sort(np.random.RandomState(random_state).choice(n, max_records, replace=False))
+    return take_rows(X, idx), y[idx]
+
+
+@dataclass
+class MembershipRound:
+    """One seed of the membership game: a target, the attacker's public records, and
+    the candidates with the truth about them.
+
+    :meth:`draw` splits one data set with the seed (the target is trained later, by
+    :meth:`train_target`: a runner that finds its results cached trains none);
+    :func:`tabmia.audit.audit_model` builds one around a model already trained.
+    :meth:`play` fits attacks and scores the candidates.
+
+    Attributes
+    ----------
+    seed : int
+        Seeds the split, the target and the attacks.
+    X_public, y_public
+        The attacker's public records.
+    X_candidates, y_candidates
+        The records the attacks score.
+    member : ndarray of bool
+        Which candidates the target trained on.
+    columns : dict
+        Extra per-candidate columns of the scores (``record``: the row in the data).
+    train_size : int
+        Records the target trained on (shadow models train on as many).
+    split : MembershipSplit or None
+        The split of one data set (:meth:`draw`).
+    target : estimator or None
+        The fitted target.
+    accuracy : dict or None
+        ``train`` and ``test`` (held-out candidates) accuracy of a target trained by
+        :meth:`train_target`, and the ``seconds`` that took.
+    data : tuple or None
+        ``(X, y)``, the data set the round was drawn from (:meth:`draw`): the target
+        trains on its members.
+    """
+
+    seed: int
+    X_public: Any
+    y_public: np.ndarray
+    X_candidates: Any
+    y_candidates: np.ndarray
+    member: np.ndarray
+    columns: dict[str, Any]
+    train_size: int
+    split: MembershipSplit | None = None
+    target: Any = None
+    accuracy: dict[str, float] | None = None
+    data: tuple[Any, np.ndarray] | None = field(default=None, repr=False)
+
+    @classmethod
+    def draw(cls, X: Any, y: np.ndarray, seed: int, *, train_size: float | int = 0.5,
+             public_size: float | int = 0.5, prior: float | None = None) -> MembershipRound:
+        """The round of ``seed`` on ``(X, y)``: its split (:func:`split_membership`)."""
+        split = split_membership(y.shape[0], train_size=train_size, public_size=public_size,
+                                 prior=prior, random_state=seed)
+        cand = np.r_[split.members, split.nonmembers]
+        member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
+        return cls(seed=int(seed), X_public=take_rows(X, split.public), y_public=y[split.public],
+                   X_candidates=take_rows(X, cand), y_candidates=y[cand], member=member,
+                   columns={"record": cand}, train_size=int(split.train.size), split=split,
+                   data=(X, y))
+
+    def train_target(self, estimator: Any) -> Any:
+        """Train a clone of ``estimator`` on the members, every ``random_state`` in it
+        set to the seed; sets and returns :attr:`target` (and :attr:`accuracy`)."""
+        if self.data is None:
+            raise ValueError("this round was built around a trained target: it holds no "
+                             "data set to train one on (use MembershipRound.draw)")
+        X, y = self.data
+        train, held_out = self.split.train, self.split.nonmembers
+        target = clone(estimator)
+        seed_estimator(target, self.seed, catboost_seed=False)
+        t0 = time.perf_counter()
+        target.fit(take_rows(X, train), y[train])
+        self.accuracy = {
+            "train": float(np.mean(target.predict(take_rows(X, train)) == y[train])),
+            "test": float(np.mean(target.predict(take_rows(X, held_out)) == y[held_out])),
+            "seconds": time.perf_counter() - t0,
+        }
+        self.target = target
+        return target
+
+    def play(self, attacks: dict[str, Any], *, fprs: tuple[float, ...],
+             gammas: tuple[float, ...], repeat: int = 0, verbose: bool = False,
+             fpr_fallback: bool = False) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
+        """Fit ``attacks`` against the target and score the candidates
+        (:func:`run_attacks`); every row and frame is labelled ``repeat``."""
+        frames, rows, fitted = run_attacks(
+            self.target, attacks, self.X_public, self.y_public, self.X_candidates,
+            self.y_candidates, self.member, seed=self.seed, fprs=fprs, gammas=gammas,
+            verbose=verbose, extra_columns=self.columns, repeat=repeat,
+            fpr_fallback=fpr_fallback, train_size=self.train_size,
+        )
+        for row in rows:
+            row["repeat"] = repeat
+        for frame in frames:
+            frame.insert(0, "repeat", repeat)
+        return frames, rows, fitted
 
 
 @dataclass
@@ -246,8 +381,10 @@ class MembershipExperiment:
         if not isinstance(self.n_repeats, (Integral, np.integer)) or self.n_repeats < 1:
             raise ValueError(f"n_repeats must be an int >= 1, got {self.n_repeats!r}")
         for name, attack in self.attacks.items():
-            if not hasattr(attack, "decision_function") or not hasattr(attack, "fit"):
-                raise TypeError(f"attack {name!r} is not a membership attack")
+            try:
+                membership_tags(attack)
+            except TypeError as exc:
+                raise TypeError(f"attack {name!r}: {exc}") from exc
 
     def run(self, X: Any, y: Any) -> ExperimentResult:
         """Play the game on ``(X, y)`` ``n_repeats`` times.
@@ -260,50 +397,19 @@ class MembershipExperiment:
         y = np.asarray(y)
         if n_rows(X) != y.shape[0]:
             raise ValueError(f"X has {n_rows(X)} records but y has {y.shape[0]} labels")
-        rng = check_random_state(self.random_state)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_repeats)
         score_frames, metric_rows, targets, splits, acc_rows, fitted = [], [], [], [], [], []
-        for repeat, seed in enumerate(seeds):
-            split = split_membership(
-                y.shape[0],
-                train_size=self.train_size,
-                public_size=self.public_size,
-                prior=self.prior,
-                random_state=int(seed),
+        for repeat, seed in enumerate(game_seeds(self.random_state, self.n_repeats)):
+            game = MembershipRound.draw(X, y, seed, train_size=self.train_size,
+                                        public_size=self.public_size, prior=self.prior)
+            check_audit_size(game.split.members.size, game.split.nonmembers.size)
+            targets.append(game.train_target(self.estimator))
+            splits.append(game.split)
+            acc_rows.append({"repeat": repeat, "train_accuracy": game.accuracy["train"],
+                             "test_accuracy": game.accuracy["test"]})
+            frames, rows, attacks = game.play(
+                self.attacks, fprs=self.fprs, gammas=self.gammas, repeat=repeat,
+                verbose=self.verbose, fpr_fallback=self.fpr_fallback,
             )
-            check_audit_size(split.members.size, split.nonmembers.size)
-            target = clone(self.estimator)
-            _set_seed(target, int(seed))
-            target.fit(take_rows(X, split.train), y[split.train])
-            targets.append(target)
-            splits.append(split)
-            acc_rows.append(
-                {
-                    "repeat": repeat,
-                    "train_accuracy": float(
-                        np.mean(target.predict(take_rows(X, split.train)) == y[split.train])
-                    ),
-                    "test_accuracy": float(
-                        np.mean(
-                            target.predict(take_rows(X, split.nonmembers)) == y[split.nonmembers]
-                        )
-                    ),
-                }
-            )
-            cand = np.r_[split.members, split.nonmembers]
-            member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
-            X_cand, y_cand = take_rows(X, cand), y[cand]
-            X_pub, y_pub = take_rows(X, split.public), y[split.public]
-            frames, rows, attacks = run_attacks(
-                target, self.attacks, X_pub, y_pub, X_cand, y_cand, member,
-                seed=int(seed), fprs=self.fprs, gammas=self.gammas, verbose=self.verbose,
-                extra_columns={"record": cand}, repeat=repeat, fpr_fallback=self.fpr_fallback,
-                train_size=split.train.size,
-            )
-            for row in rows:
-                row["repeat"] = repeat
-            for frame in frames:
-                frame.insert(0, "repeat", repeat)
             score_frames += frames
             metric_rows += rows
             fitted += attacks
@@ -337,23 +443,25 @@ def run_attacks(
 ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
     """Fit each attack against ``target`` and score the candidates.
 
-    Online attacks (the ``fit_includes_candidates`` tag) are fitted on the public
-    records plus the candidates, whose membership they are not told (only which pool
-    records are the public ones, ``known_nonmembers``, the known non-members of the
-    target).
+    What each attack needs is read from its :class:`~tabmia.attacks.MembershipTags`.
+    Online attacks (``fit_includes_candidates``) are fitted on the public records plus
+    the candidates, whose membership they are not told (only which pool records are
+    the public ones, ``known_nonmembers``, the known non-members of the target).
     Progress bars of shadow training are labelled ``"seed <repeat>: <name>"``.
 
     With ``fpr_fallback=True``, an attack whose calibration records cannot promise its
-    ``fpr`` aims at the smallest FPR they can promise instead of failing (its
-    ``unresolved_fpr="smallest"``, which still refuses beyond
-    :data:`~tabmia.attacks.base.MAX_FALLBACK_FPR`); the row's ``fpr_target`` is the FPR
-    its threshold promises (the attack's ``fpr_``), ``fpr_requested`` the one asked
-    for, and a :class:`~tabmia.exceptions.FPRFallbackWarning` names the change.
+    ``fpr`` aims at the smallest FPR they can promise instead of failing (the settings
+    of its ``fpr_fallback`` tag: ``unresolved_fpr="smallest"``, which still refuses
+    beyond :data:`~tabmia.attacks.base.MAX_FALLBACK_FPR`); the row's ``fpr_target`` is
+    the FPR its threshold promises (the attack's ``fpr_``), ``fpr_requested`` the one
+    asked for, and a :class:`~tabmia.exceptions.FPRFallbackWarning` names the change.
 
-    ``train_size`` (the target's training-set size) is passed on as
-    ``shadow_train_size`` to attacks that train shadow / reference models and were
-    not given one: their models then train on as many records as the target, as far
-    as their pool allows (the row's ``shadow_train_size`` and ``shadow_size_note``).
+    ``train_size`` (the target's training-set size) goes to the parameter that an
+    attack's ``train_size_param`` tag names (``shadow_train_size`` of the attacks that
+    train shadow / reference models, where the user did not size them): their models
+    then train on as many records as the target, as far as their pool allows (the
+    row's ``shadow_train_size`` and ``shadow_size_note``, for the attacks that
+    ``reports_model_size``).
 
     Returns
     -------
@@ -364,29 +472,36 @@ def run_attacks(
         ``n_queries``.
     fitted : list
         The fitted attacks.
+
+    Raises
+    ------
+    TargetOutputsError
+        Before any attack is fitted, when an attack needs more of the target than it
+        gives (its ``target_outputs`` tag).
+    UnresolvableFPRError
+        From an attack's ``fit``, with ``attack`` set to its name.
     """
     from tabmia._progress import progress_label
 
+    _check_outputs(target, attacks)
     frames, rows, fitted = [], [], []
     for name, proto in attacks.items():
         attack = clone(proto).set_params(target=target)
-        params = attack.get_params()
-        if "random_state" in params:
-            attack.set_params(random_state=seed)
-        if (train_size is not None and params.get("shadow_train_size", False) is None
-                and params.get("pkeep", 0.5) == 0.5):
-            # shadows learn what the target learned only from as many records (an
-            # explicit pkeep or shadow_train_size is the user's choice)
-            attack.set_params(shadow_train_size=int(train_size))
-        if fpr_fallback and "unresolved_fpr" in params:
-            attack.set_params(unresolved_fpr="smallest")
+        tags = membership_tags(attack)
+        settings: dict[str, Any] = {"random_state": seed} if "random_state" in tags.runner_settings else {}
+        if train_size is not None and tags.train_size_param is not None:
+            # shadows learn what the target learned only from as many records
+            settings[tags.train_size_param] = int(train_size)
+        if fpr_fallback:
+            settings.update(tags.fpr_fallback)
+        attack.set_params(**settings)
         t0 = time.perf_counter()
         caught: list = []
         try:
             with progress_label(f"seed {repeat}: {name}"), \
                     warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", FPRFallbackWarning)
-                if getattr(attack, "fit_includes_candidates", False):
+                if tags.fit_includes_candidates:
                     # the public records are the pool's known non-members (its calibration)
                     known = np.r_[np.ones(len(y_public), bool),
                                   np.zeros(len(y_candidates), bool)]
@@ -405,12 +520,12 @@ def run_attacks(
         threshold = attack.threshold_
         m = attack_metrics(member, s, threshold=threshold, fprs=fprs, gammas=gammas,
                            random_state=seed)
-        aim = getattr(attack, "fpr_", None)
+        aim = attack.fpr_
         row = {"seed": seed, "attack": name, **m, "fpr_target": aim,
-               "fpr_requested": params.get("fpr") if aim is not None else None,
+               "fpr_requested": attack.fpr if aim is not None else None,
                "fit_seconds": t1 - t0, "score_seconds": t2 - t1,
                "n_queries": int(attack.target_.n_queries_)}
-        if getattr(attack, "shadow_train_size_", None) is not None:
+        if tags.reports_model_size:
             row["shadow_train_size"] = attack.shadow_train_size_
             row["shadow_size_note"] = attack.shadow_size_note_
             if attack.shadow_size_note_ and train_size is not None:
@@ -425,6 +540,26 @@ def run_attacks(
     return frames, rows, fitted
 
 
+_OUTPUT_WORDS = {"labels": "predicted labels", "proba": "probabilities", "logits": "logits"}
+
+
+def _check_outputs(target: Any, attacks: dict[str, Any]) -> None:
+    """Refuse attacks that need more of the target than it gives (their
+    ``target_outputs`` tag against :attr:`~tabmia.target.TargetModel.outputs`)."""
+    outputs = as_target(target).outputs
+    needs = {name: membership_tags(a).target_outputs for name, a in attacks.items()}
+    refused = {name: need for name, need in needs.items()
+               if not membership_tags(attacks[name]).works_with(outputs)}
+    if refused:
+        usable = [name for name in attacks if name not in refused]
+        raise TargetOutputsError(
+            f"the target gives {_OUTPUT_WORDS.get(outputs, outputs)} only: "
+            + ", ".join(f"{name} (needs {_OUTPUT_WORDS.get(need, need)})"
+                        for name, need in refused.items())
+            + " cannot attack it" + (f"; {', '.join(usable)} can" if usable else "")
+        )
+
+
 def _reissue(caught: list, name: str) -> None:
     """Warnings an attack's fit raised, again; an FPR fallback named by the run's name."""
     for w in caught:
@@ -433,10 +568,3 @@ def _reissue(caught: list, name: str) -> None:
             warnings.warn(f"{name}: {text}", FPRFallbackWarning, stacklevel=3)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-
-def _set_seed(estimator: Any, seed: int) -> None:
-    """Set every ``random_state`` parameter of ``estimator`` (nested ones too) to ``seed``."""
-    from tabmia._seeding import seed_estimator
-
-    seed_estimator(estimator, seed, catboost_seed=False)

@@ -34,6 +34,8 @@ from sklearn import metrics as skm
 from sklearn.utils import check_random_state
 
 from tabmia._game_labels import split_game_labels
+# defined with the other exceptions; importable from here too (their old path)
+from tabmia.exceptions import AuditTooSmallError, UnresolvableFPRError
 
 __all__ = [
     "UnresolvableFPRError",
@@ -64,22 +66,6 @@ __all__ = [
     "dp_consistency",
     "attack_metrics",
 ]
-
-
-class UnresolvableFPRError(ValueError):
-    """An FPR below ``1 / n_nonmembers``: no threshold can show it.
-
-    Raised by an attack's ``fit`` with ``reason`` set (what cannot be promised from
-    which records, without advice) and ``attack`` (the name it runs under, set by
-    :func:`tabmia.experiment.run_attacks`), so that a runner can phrase its own advice.
-    """
-
-    reason: str | None = None
-    attack: str | None = None
-
-
-class AuditTooSmallError(ValueError):
-    """Too few members or non-members for any rate of the audit to mean anything."""
 
 
 #: Fewest members and fewest non-member candidates an audit accepts. With fewer, a

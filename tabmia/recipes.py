@@ -1,4 +1,8 @@
-"""Named target recipes and attack presets used by the CLI and the benchmarks."""
+"""Named target recipes and attack presets used by the CLI and the benchmarks.
+
+``ATTACK_NAMES`` is the tuple of the preset names in :data:`ATTACK_PRESETS` at the
+time it is read.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,27 @@ from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from tabmia.attacks import (
+    BoundaryDistanceAttack,
+    CalibratedAttack,
+    CalibratedRobustnessAttack,
+    GapAttack,
+    LiRAAttack,
+    LossAttack,
+    MerlinAttack,
+    MorganAttack,
+    NoiseRobustnessAttack,
+    QuantileAttack,
+    RMIAAttack,
+    ScoreAttack,
+)
 from tabmia.backends import BACKENDS
 
-__all__ = ["MODEL_NAMES", "make_model", "ATTACK_NAMES", "make_attack", "tabular_preprocessor"]
+__all__ = [
+    "MODEL_NAMES", "make_model", "ATTACK_PRESETS", "ATTACK_NAMES", "AUDIT_ATTACKS", "LABEL_AUDIT_ATTACKS",
+    "BENCHMARK_ATTACKS",
+    "label_attack_names", "make_attack", "tabular_preprocessor",
+]
 
 
 def tabular_preprocessor() -> ColumnTransformer:
@@ -118,57 +140,60 @@ def make_model(name: str, X: Any = None, *, device: str = "auto") -> Any:
     return Pipeline([("scale", StandardScaler()), ("model", model)])
 
 
-def _preset_score(score: str, **kw: Any) -> Callable[[], Any]:
-    def build() -> Any:
-        from tabmia.attacks import ScoreAttack
-
-        return ScoreAttack(statistic=score, **kw)
-
-    return build
-
-
-def _preset(module: str, cls: str, **kw: Any) -> Callable[[], Any]:
-    def build() -> Any:
-        import importlib
-
-        try:
-            klass = getattr(importlib.import_module(f"tabmia.attacks.{module}"), cls)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"attack {cls} is not available in this install: {exc}") from exc
-        return klass(**kw)
-
-    return build
-
-
-_ATTACKS: dict[str, Callable[[], Any]] = {
-    "loss": _preset("loss", "LossAttack"),
-    "loss_class": _preset("loss", "LossAttack", class_based=True),
-    "confidence": _preset_score("confidence"),
-    "entropy": _preset_score("entropy"),
-    "modified_entropy": _preset_score("modified_entropy"),
-    "hinge": _preset_score("hinge"),
-    "lira": _preset("lira", "LiRAAttack", n_shadow=16),
-    "lira_online": _preset("lira", "LiRAAttack", n_shadow=16, online=True),
-    "calibrated": _preset("calibrated", "CalibratedAttack"),
-    "rmia": _preset("rmia", "RMIAAttack"),
-    "quantile": _preset("quantile", "QuantileAttack"),
-    "merlin": _preset("merlin", "MerlinAttack"),
-    "morgan": _preset("merlin", "MorganAttack"),
-    "gap": _preset("label_only.gap", "GapAttack"),
-    "noise_robustness": _preset("label_only.robustness", "NoiseRobustnessAttack"),
-    "noise_robustness_calibrated": _preset("label_only.robustness", "CalibratedRobustnessAttack"),
-    "boundary_distance": _preset("label_only.boundary", "BoundaryDistanceAttack"),
+#: Attack presets: name -> (attack class, its parameters). Adding an attack adds a line.
+ATTACK_PRESETS: dict[str, tuple[type, dict[str, Any]]] = {
+    "loss": (LossAttack, {}),
+    "loss_class": (LossAttack, {"class_based": True}),
+    "confidence": (ScoreAttack, {"statistic": "confidence"}),
+    "entropy": (ScoreAttack, {"statistic": "entropy"}),
+    "modified_entropy": (ScoreAttack, {"statistic": "modified_entropy"}),
+    "hinge": (ScoreAttack, {"statistic": "hinge"}),
+    "lira": (LiRAAttack, {"n_shadow": 16}),
+    "lira_online": (LiRAAttack, {"n_shadow": 16, "online": True}),
+    "calibrated": (CalibratedAttack, {}),
+    "rmia": (RMIAAttack, {}),
+    "quantile": (QuantileAttack, {}),
+    "merlin": (MerlinAttack, {}),
+    "morgan": (MorganAttack, {}),
+    "gap": (GapAttack, {}),
+    "noise_robustness": (NoiseRobustnessAttack, {}),
+    "noise_robustness_calibrated": (CalibratedRobustnessAttack, {}),
+    "boundary_distance": (BoundaryDistanceAttack, {}),
 }
 
-#: Attack presets known by name.
-ATTACK_NAMES: tuple[str, ...] = tuple(_ATTACKS)
+#: The attacks ``tabmia audit`` runs when none are named. Without a recipe to train
+#: shadow / reference models (precomputed probabilities, a model file without
+#: ``--recipe``) it runs those of them that train none. Online LiRA's FPR promise needs
+#: known non-members inside its pool: the audit has them in both modes.
+AUDIT_ATTACKS: tuple[str, ...] = ("loss", "loss_class", "confidence", "entropy",
+                                  "modified_entropy", "lira", "lira_online", "rmia")
+#: The attacks ``tabmia audit`` runs on a label-only model file when none are named:
+#: those that work from its predicted labels without a training recipe.
+LABEL_AUDIT_ATTACKS: tuple[str, ...] = ("gap", "noise_robustness", "boundary_distance")
+#: The attacks ``tabmia benchmark`` runs when none are named.
+BENCHMARK_ATTACKS: tuple[str, ...] = ("loss", "quantile", "lira", "lira_online", "rmia")
 
 
-def make_attack(name: str, **params: Any) -> Any:
-    """Unfitted attack preset ``name`` with extra ``params`` set where it takes them."""
-    if name not in _ATTACKS:
-        raise ValueError(f"unknown attack {name!r}; choose from {', '.join(ATTACK_NAMES)}")
-    attack = _ATTACKS[name]()
-    valid = attack.get_params(deep=False)
-    attack.set_params(**{k: v for k, v in params.items() if k in valid})
-    return attack
+def __getattr__(name: str) -> Any:
+    if name == "ATTACK_NAMES":  # the presets known now, those registered later included
+        return tuple(ATTACK_PRESETS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def label_attack_names(*, queries_perturbed: bool = True) -> list[str]:
+    """The presets that work from a target's predicted labels alone (their
+    ``target_outputs`` tag); without ``queries_perturbed``, only those that query no
+    record they were not given (they run on saved labels)."""
+    from tabmia.attacks import membership_tags
+
+    tags = {name: membership_tags(make_attack(name)) for name in ATTACK_PRESETS}
+    return [name for name, t in tags.items() if t.works_with("labels")
+            and (queries_perturbed or not t.queries_perturbed_records)]
+
+
+def make_attack(name: str) -> Any:
+    """Unfitted attack preset ``name`` (one of :data:`ATTACK_PRESETS`)."""
+    if name not in ATTACK_PRESETS:
+        raise ValueError(f"unknown attack {name!r}; choose from {', '.join(ATTACK_PRESETS)}")
+    klass, params = ATTACK_PRESETS[name]
+    return klass(**params)

@@ -2,7 +2,8 @@
 
 Pure functions of ``(proba, y)`` or ``(logits, y)``, vectorised over records. ``y``
 holds column indices into ``proba`` (use :meth:`tabmia.target.TargetModel.encode_labels`
-to turn labels into indices).
+to turn labels into indices). :class:`tabmia.target.ModelOutputs` computes them from one
+query of a model, from its logits where it gives them.
 
 Each score has a natural direction; :func:`membership_score` returns it signed so that
 higher always means "more likely a member" (e.g. minus the loss).
@@ -34,6 +35,7 @@ __all__ = [
     "hinge_from_logits",
     "membership_score",
     "SCORE_NAMES",
+    "LOGIT_SCORE_NAMES",
 ]
 
 #: Smallest probability used inside logarithms (float64 keeps ~1e-308).
@@ -166,6 +168,8 @@ _FROM_LOGITS: dict[str, Callable[..., np.ndarray]] = {
 
 #: Names accepted by :func:`membership_score`.
 SCORE_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+#: The scores :func:`membership_score` computes from logits, when it is given them.
+LOGIT_SCORE_NAMES: tuple[str, ...] = tuple(_FROM_LOGITS)
 
 
 def membership_score(

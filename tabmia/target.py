@@ -2,8 +2,9 @@
 
 Every attack talks to the model under audit through :class:`TargetModel`. It gives
 ``predict_proba(X) -> (n, C)`` with a fixed class order (``classes_``), logits where the
-model exposes them, query counting, batching of large inputs, and clear errors for
-inputs the model cannot take.
+model exposes them (``outputs``), named per-record statistics computed from the logits
+when there are some and else from the probabilities (``statistic``), query counting,
+batching of large inputs, and clear errors for inputs the model cannot take.
 
 Supported models
 ----------------
@@ -11,6 +12,8 @@ Supported models
   over a pandas DataFrame with categorical columns);
 - XGBoost / CatBoost / LightGBM models through their scikit-learn API;
 - a torch ``nn.Module`` returning logits (``classes`` must be given);
+- a model whose class declares more outputs in ``__tabmia_outputs__`` (tabmia's
+  :class:`~tabmia.shadow.TorchMLPClassifier`: its logits and gradient norms);
 - a plain callable ``f(X) -> proba`` (``classes`` must be given, or ``range(C)`` is used);
 - precomputed probabilities for records scored elsewhere (:class:`PrecomputedProbabilities`).
 
@@ -28,18 +31,20 @@ answers ``predict`` (the arg-max class of a probability model).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from tabmia._array import ravel_column, softmax
+from tabmia._array import log_softmax, ravel_column, softmax
 from tabmia.exceptions import LabelOnlyTargetError
+from tabmia.scores import LOGIT_SCORE_NAMES, SCORE_NAMES, membership_score
 
 __all__ = [
-    "TargetModel", "PrecomputedProbabilities", "PrecomputedLabels", "as_target", "encode_labels",
-    "n_rows", "take_rows",
+    "TargetModel", "ModelOutputs", "PrecomputedProbabilities", "PrecomputedLabels", "as_target",
+    "declared_outputs", "encode_labels", "n_rows", "take_rows",
 ]
 
 #: Tolerance on ``sum(proba, axis=1) == 1``.
@@ -146,6 +151,51 @@ def encode_labels(
     return sorter[pos_clipped].astype(np.intp)
 
 
+class ModelOutputs:
+    """A model's outputs on some records: its logits where it gives them, else its
+    probabilities.
+
+    The probabilities of a model that gives logits are their softmax, computed when a
+    score needs them.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n, n_classes), default=None
+        Probabilities, when the model gives no logits.
+    logits : ndarray of shape (n, n_classes), default=None
+        Logits.
+    """
+
+    def __init__(self, *, proba: np.ndarray | None = None,
+                 logits: np.ndarray | None = None) -> None:
+        if (proba is None) == (logits is None):
+            raise ValueError("give either proba or logits")
+        self.logits = logits
+        self._proba = proba
+
+    @property
+    def proba(self) -> np.ndarray:
+        """The probabilities (the softmax of the logits, where there are logits)."""
+        if self._proba is None:
+            self._proba = softmax(self.logits)
+        return self._proba
+
+    def statistic(self, name: str, y: np.ndarray) -> np.ndarray:
+        """Score ``name`` (:data:`tabmia.scores.SCORE_NAMES`) of each record, higher =
+        more likely a member: from the logits for the scores that have a logit form
+        (``"logit"``, ``"hinge"``) where there are logits, else from the probabilities
+        (:func:`tabmia.scores.membership_score`)."""
+        from_logits = self.logits is not None and name in LOGIT_SCORE_NAMES
+        return membership_score(name, None if from_logits else self.proba, y,
+                                logits=self.logits)
+
+    def log_proba(self, floor: float = 1e-300) -> np.ndarray:
+        """Log-probabilities: the log-softmax of the logits, else ``log(max(p, floor))``."""
+        if self.logits is not None:
+            return log_softmax(self.logits)
+        return np.log(np.clip(self.proba, floor, None))
+
+
 class TargetModel:
     """Query interface to a fitted classifier under audit.
 
@@ -178,11 +228,10 @@ class TargetModel:
         Labels in output column order.
     n_queries_ : int
         Number of records sent to the model so far.
-    has_logits : bool
-        Whether :meth:`predict_logits` returns the model's own logits.
     outputs : {"logits", "proba", "labels"}
-        What the target answers with: logits (a torch model), probabilities, or its
-        predicted label only (attacks that need more refuse it).
+        What the target answers with: ``"logits"`` (a torch module, or a model that
+        declares them), from which statistics are computed; ``"proba"``; or
+        ``"labels"``, its predicted label only (attacks that need more refuse it).
     """
 
     def __init__(
@@ -205,12 +254,13 @@ class TargetModel:
         self._kind = self._detect_kind(model)
         self.classes_ = self._resolve_classes(model, classes)
         self._class_sorter = np.argsort(self.classes_, kind="stable")
-        self.has_logits = self._kind == "torch" or _is_tabmia_mlp(model)
         self.labels_only = bool(labels_only)
+        declared = () if self.labels_only else declared_outputs(model)
         if self._kind in _LABEL_KINDS or self.labels_only:
             self.outputs = "labels"
         else:
-            self.outputs = "logits" if self.has_logits else "proba"
+            self.outputs = "logits" if "logits" in declared else "proba"
+        self._gradients = "gradient_norm" in declared
         self._torch_device = None
 
     # ------------------------------------------------------------------ setup
@@ -220,8 +270,7 @@ class TargetModel:
             return "precomputed"
         if isinstance(model, PrecomputedLabels):
             return "precomputed_labels"
-        module = type(model).__module__ or ""
-        if module.startswith("torch") or _is_torch_module(model):
+        if _is_torch_module(model):
             return "torch"
         if hasattr(model, "predict_proba"):
             return "sklearn"
@@ -270,6 +319,16 @@ class TargetModel:
         """Number of output columns."""
         return int(self.classes_.size)
 
+    @property
+    def has_logits(self) -> bool:
+        """Whether :meth:`predict_logits` returns the model's own logits."""
+        return self.outputs == "logits"
+
+    @property
+    def statistic_names(self) -> tuple[str, ...]:
+        """The statistics :meth:`statistic` computes for this model."""
+        return SCORE_NAMES + (("gradient_norm",) if self._gradients else ())
+
     # -------------------------------------------------------------- labels
     def encode_labels(self, y: Any, *, name: str = "y") -> np.ndarray:
         """Map labels to output column indices.
@@ -299,6 +358,50 @@ class TargetModel:
             raise ValueError(
                 f"X has {n_cols} columns but the target was trained on {int(expected)}"
             )
+
+    def query(self, X: Any) -> ModelOutputs:
+        """The model's outputs on ``X`` in one query: its logits where it gives them
+        (``outputs``), else its probabilities."""
+        if self.has_logits:
+            return ModelOutputs(logits=self.predict_logits(X))
+        return ModelOutputs(proba=self.predict_proba(X))
+
+    def statistic(self, name: str, X: Any, y: np.ndarray) -> np.ndarray:
+        """Statistic ``name`` of the model on the records ``(X, y)``, higher = more
+        member-like.
+
+        Parameters
+        ----------
+        name : str
+            One of :attr:`statistic_names`: a score of the output
+            (:data:`tabmia.scores.SCORE_NAMES`), computed from the logits where the
+            model gives them and else from its probabilities
+            (:meth:`tabmia.scores.ModelOutputs.statistic`); or ``"gradient_norm"``, minus
+            the norm of the loss gradient with respect to a torch model's parameters.
+        X : array-like, sparse matrix or DataFrame of shape (n, d)
+            Records.
+        y : ndarray of int of shape (n,)
+            Their labels as column indices (:meth:`encode_labels`).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        if name not in self.statistic_names:
+            raise ValueError(
+                f"statistic {name!r} is not one of {self.statistic_names} (the gradient "
+                "norm needs a torch model: an nn.Module or a TorchMLPClassifier)"
+            )
+        if name == "gradient_norm":
+            return -self._gradient_norms(X, y)
+        return self.query(X).statistic(name, y)
+
+    def _gradient_norms(self, X: Any, y: np.ndarray) -> np.ndarray:
+        if self._kind != "torch":  # a model that declares them computes them
+            return self.model.gradient_norms(X, y)
+        from tabmia._torch import as_float32, module_gradient_norms
+
+        return module_gradient_norms(self.model, as_float32(X), y)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, shape ``(n, n_classes)``, float64, in ``classes_`` order.
@@ -370,7 +473,7 @@ class TargetModel:
 
     def _logits(self, X: Any) -> np.ndarray:
         if self._kind != "torch":
-            if self.has_logits:  # TorchMLPClassifier: its decision_function is the logits
+            if self.has_logits:  # a model that declares logits: its decision_function
                 self._check_columns(X)
                 n = n_rows(X)
                 logits = np.concatenate([
@@ -615,17 +718,20 @@ def _row_keys(X: Any) -> np.ndarray:
     return row_hashes(X)
 
 
-def _is_tabmia_mlp(model: Any) -> bool:
-    """A tabmia TorchMLPClassifier (checked by name: importing it would import torch)."""
-    klass = type(model)
-    return klass.__name__ == "TorchMLPClassifier" and klass.__module__ == "tabmia.shadow.torch_mlp"
+def declared_outputs(model: Any) -> tuple[str, ...]:
+    """What ``model`` gives beyond ``predict_proba``: ``"logits"`` and
+    ``"gradient_norm"`` for a torch module, else what its class declares in
+    ``__tabmia_outputs__`` (a capability attribute: ``"logits"`` from
+    ``decision_function``, ``"gradient_norm"`` from ``gradient_norms(X, y_idx)``)."""
+    if _is_torch_module(model):
+        return ("logits", "gradient_norm")
+    return tuple(getattr(type(model), "__tabmia_outputs__", ()))
 
 
 def _is_torch_module(model: Any) -> bool:
-    for klass in type(model).__mro__:
-        if klass.__module__.startswith("torch.nn") and klass.__name__ == "Module":
-            return True
-    return False
+    # a torch module exists only once torch is imported: no import needed to ask
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(model, torch.nn.Module)
 
 
 def _to_tensor(X: Any, device: Any) -> Any:

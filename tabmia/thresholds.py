@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tabmia.metrics import UnresolvableFPRError
+from tabmia.exceptions import UnresolvableFPRError
 
 __all__ = [
     "GOALS",

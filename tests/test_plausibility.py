@@ -99,16 +99,17 @@ def test_swapped_files_give_an_auc_below_chance(cancer):
 
 
 def test_audit_model_warns_before_the_attacks(cancer, monkeypatch):
-    import tabmia.audit
+    import tabmia.experiment
 
     model, X_tr, y_tr, X_pop, y_pop = cancer
-    real, seen = tabmia.audit.run_attacks, []
+    # audit_model plays its round through tabmia.experiment.run_attacks
+    real, seen = tabmia.experiment.run_attacks, []
 
     def run_attacks(*args, **kwargs):
         seen.extend(str(w.message)[:25] for w in caught)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tabmia.audit, "run_attacks", run_attacks)
+    monkeypatch.setattr(tabmia.experiment, "run_attacks", run_attacks)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         audit_model(model, X_pop, y_pop, X_tr, y_tr, {"loss": LossAttack(fpr=0.05)})

@@ -1,8 +1,10 @@
 """Membership inference attacks, each a scikit-learn estimator.
 
-See :class:`tabmia.attacks.base.BaseMembershipAttack` for the contract.
+See :class:`tabmia.attacks.base.BaseMembershipAttack` for the contract, and
+:class:`MembershipTags` for what each attack tells the runners about itself.
 """
 
+from tabmia.attacks._tags import MembershipTags, membership_tags
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.attacks.calibrated import CalibratedAttack
 from tabmia.attacks.label_only import (
@@ -25,10 +27,12 @@ __all__ = [
     "GapAttack",
     "LiRAAttack",
     "LossAttack",
+    "MembershipTags",
     "MerlinAttack",
     "MorganAttack",
     "NoiseRobustnessAttack",
     "QuantileAttack",
     "RMIAAttack",
     "ScoreAttack",
+    "membership_tags",
 ]

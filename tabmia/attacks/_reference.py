@@ -44,6 +44,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia._estimators import clone_recipe, recipe_of
+from tabmia.attacks._tags import membership_tags
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.shadow._design import draw_record_in_masks
 from tabmia.shadow.fitting import fit_population
@@ -104,6 +105,16 @@ class ReferenceModelAttack(BaseMembershipAttack):
         "cache_dir": [str, os.PathLike, None],
         "verbose": ["verbose"],
     }
+
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        m.reports_model_size = True
+        # the target's training-set size, unless the user sized the models
+        m.train_size_param = "shadow_train_size" if self.shadow_train_size is None else None
+        m.runner_settings |= {"n_jobs", "cache_dir", "verbose"}
+        m.run_params |= {"n_jobs", "cache_dir", "verbose"}
+        return tags
 
     # ------------------------------------------------------------- calibration
     def _holds_out(self) -> bool:
@@ -227,7 +238,8 @@ class ReferenceModelAttack(BaseMembershipAttack):
             recipe = clone_recipe(estimator, name=name, target=self.target)
         else:
             recipe = recipe_of(self.target, name=name)
-        if self._needs_outputs != "labels" and not hasattr(recipe, "predict_proba"):
+        if (not membership_tags(self).works_with("labels")
+                and not hasattr(recipe, "predict_proba")):
             raise ValueError(
                 f"{name} {type(recipe).__name__} has no predict_proba: "
                 f"{type(self).__name__}'s shadow / reference models must output class "

@@ -24,6 +24,7 @@ learn refuses the search instead of scoring every candidate NaN.
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import warnings
 from abc import ABCMeta, abstractmethod
@@ -40,9 +41,15 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
 from tabmia._records import record_hashes
-from tabmia.exceptions import DuplicateRecordsWarning, FPRFallbackWarning, LabelOnlyTargetError
+from tabmia.attacks._tags import MembershipTags, Tags, membership_tags
+from tabmia.exceptions import (
+    DuplicateRecordsWarning,
+    FPRFallbackWarning,
+    LabelOnlyTargetError,
+    TargetOutputsError,
+    UnresolvableFPRError,
+)
 from tabmia.game import nonmember_rows, split_game_labels
-from tabmia.metrics import UnresolvableFPRError
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 from tabmia.thresholds import GOALS, resolves_fpr, select_threshold, smallest_resolvable_fpr
 
@@ -125,13 +132,6 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         "random_state": ["random_state"],
     }
 
-    #: Subclass hook behind the public :attr:`fit_includes_candidates` tag.
-    _fit_includes_candidates: bool = False
-    #: What the attack needs from the target: ``"proba"`` (probabilities or logits) or
-    #: ``"labels"`` (works from the predicted label alone: label-only targets too).
-    _needs_outputs: str = "proba"
-
-
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
         """Settings that make the attack quick enough for the common contract tests."""
@@ -145,14 +145,24 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         new_params = {k: clone_unfitted(v, safe=False) for k, v in params.items()}
         return type(self)(target=target, **new_params)
 
-    def __sklearn_tags__(self):  # noqa: D105
+    def __sklearn_tags__(self) -> Tags:
+        """scikit-learn's tags plus the attack's :class:`~tabmia.attacks.MembershipTags`.
+
+        Subclasses change ``tags.membership_tags`` after calling this (see
+        :mod:`tabmia.attacks._tags`).
+        """
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         tags.requires_fit = True
         tags.target_tags.required = True
         # records go to the target as given: sparse ones work wherever the target takes them
         tags.input_tags.sparse = True
-        return tags
+        return Tags.extend(tags, MembershipTags(
+            proxy_recipe_param="proxy_estimator",
+            fpr_fallback={"unresolved_fpr": "smallest"},
+            runner_settings=frozenset({"random_state", "fpr"}),
+            run_params=frozenset({"target", "random_state"}),
+        ))
 
     @property
     def fit_includes_candidates(self) -> bool:
@@ -161,10 +171,16 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         False for offline attacks: ``fit`` takes public records only, known
         non-members of the target. True for online attacks (``LiRAAttack(online=True)``):
         ``fit`` takes the public records plus the candidates, whose membership it is not
-        told, with ``known_nonmembers`` marking the public ones.
-        :func:`tabmia.experiment.run_attacks` reads this tag to choose what to pass.
+        told, with ``known_nonmembers`` marking the public ones. The
+        ``fit_includes_candidates`` field of the attack's membership tags, which
+        :func:`tabmia.experiment.run_attacks` reads to choose what to pass.
         """
-        return bool(self._fit_includes_candidates)
+        return membership_tags(self).fit_includes_candidates
+
+    @property
+    def _fit_includes_candidates(self) -> bool:
+        """The :attr:`fit_includes_candidates` tag, under its former private name."""
+        return self.fit_includes_candidates
 
     # ---------------------------------------------------------------- public API
     def fit(self, X: Any, y: Any) -> BaseMembershipAttack:
@@ -265,7 +281,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         validate_data(self, X, reset=True, skip_check_array=True)
         self.n_public_ = n_rows(X)
         # online attacks are fitted on the candidates on purpose
-        self._public_keys = None if self._fit_includes_candidates else record_hashes(X, y_idx)
+        self._public_keys = None if self.fit_includes_candidates else record_hashes(X, y_idx)
         self.fpr_ = self._resolve_fpr(ranking_only)
         self._fit_public(X, y_idx)
         self._y_public = y_idx
@@ -315,13 +331,20 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         return as_target(self.target)
 
     def _check_outputs(self) -> None:
-        """Refuse a label-only target when the attack needs probabilities."""
-        if self._needs_outputs == "labels" or self.target_.outputs != "labels":
+        """Refuse a target that gives less than the attack's ``target_outputs`` tag asks."""
+        tags = membership_tags(self)
+        outputs = self.target_.outputs
+        if tags.works_with(outputs):
             return
-        raise LabelOnlyTargetError(
-            f"{type(self).__name__} needs the target's probabilities, but the target "
-            f"answers with labels only ({self.target_.labels_reason}); attacks that work "
-            f"from labels: {', '.join(label_only_attacks())}"
+        if outputs == "labels":
+            raise LabelOnlyTargetError(
+                f"{type(self).__name__} needs the target's probabilities, but the target "
+                f"answers with labels only ({self.target_.labels_reason}); attacks that work "
+                f"from labels: {', '.join(label_only_attacks())}"
+            )
+        raise TargetOutputsError(
+            f"{type(self).__name__} needs the target's {tags.target_outputs}, but the "
+            f"target gives {outputs} only"
         )
 
     def _draw_seed(self) -> int:
@@ -438,16 +461,14 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
 
 
 def label_only_attacks() -> list[str]:
-    """Names of the attack classes that work from the target's predicted labels alone."""
-    import tabmia.attacks  # noqa: F401 - every attack class is defined once imported
+    """Names of the attack classes that work from the target's predicted labels alone
+    (their ``target_outputs`` tag)."""
+    import tabmia.attacks as attacks
 
-    found, stack = set(), [BaseMembershipAttack]
-    while stack:
-        for sub in stack.pop().__subclasses__():
-            stack.append(sub)
-            if sub._needs_outputs == "labels" and not sub.__name__.startswith("_"):
-                found.add(sub.__name__)
-    return sorted(found)
+    classes = [getattr(attacks, name) for name in attacks.__all__]
+    return sorted(c.__name__ for c in classes
+                  if isinstance(c, type) and issubclass(c, BaseMembershipAttack)
+                  and not inspect.isabstract(c) and membership_tags(c()).works_with("labels"))
 
 
 def statistic_from_legacy(

@@ -22,10 +22,9 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from tabmia._array import log_softmax
 from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.attacks.base import statistic_from_legacy
-from tabmia.target import take_rows
+from tabmia.target import TargetModel, take_rows
 
 __all__ = ["CalibratedAttack", "CALIBRATED_SCORES"]
 
@@ -35,28 +34,15 @@ CALIBRATED_SCORES: tuple[str, ...] = ("loss", "confidence", "gradient_norm")
 _LOG_FLOOR = 1e-300
 
 
-def _log_proba(proba: np.ndarray, floor: float = _LOG_FLOOR) -> np.ndarray:
-    return np.log(np.clip(np.asarray(proba, dtype=np.float64), floor, None))
+def _differentiable(target: TargetModel) -> bool:
+    """Whether the gradient norm is a statistic of ``target`` (a torch model)."""
+    return "gradient_norm" in target.statistic_names
 
 
 def _score_from_log_proba(score: str, logp: np.ndarray, y_idx: np.ndarray) -> np.ndarray:
     if score == "loss":  # Eq. 1: -loss = log h(x)_y
         return logp[np.arange(logp.shape[0]), y_idx]
     return logp.max(axis=1)  # Eq. 3: max_i log h(x)_i
-
-
-def _torch_model(obj: Any) -> Any:
-    """The TorchMLPClassifier or nn.Module inside ``obj``, or None."""
-    from tabmia.target import TargetModel, _is_torch_module
-
-    model = obj.model if isinstance(obj, TargetModel) else obj
-    if _is_torch_module(model):
-        return model
-    try:
-        from tabmia.shadow import TorchMLPClassifier
-    except ImportError:  # pragma: no cover - torch missing
-        return None
-    return model if isinstance(model, TorchMLPClassifier) else None
 
 
 class CalibratedAttack(ReferenceModelAttack):
@@ -238,9 +224,20 @@ class CalibratedAttack(ReferenceModelAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_reference": 2}
 
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        # forgetting fine-tunes copies of the target: no recipe
+        m.model_recipe_params = ("reference_estimator",) if self.calibration == "reference" else ()
+        m.model_count_params = ("n_reference",)
+        m.runner_settings |= {"n_reference"}
+        if self.statistic == "gradient_norm" or self.calibration == "forgetting":
+            m.target_outputs = "logits"  # a torch model's gradients or weights
+        return tags
+
     # ----------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
-        if self.statistic == "gradient_norm" and _torch_model(self.target) is None:
+        if self.statistic == "gradient_norm" and not _differentiable(self.target_):
             raise ValueError(
                 "statistic='gradient_norm' needs a torch target (a TorchMLPClassifier or an "
                 f"nn.Module returning logits), got {type(self.target).__name__}"
@@ -262,8 +259,7 @@ class CalibratedAttack(ReferenceModelAttack):
             return float(self.proba_floor)
         if self.target_.has_logits:
             return _LOG_FLOOR
-        proba = self.target_.predict_proba(X)
-        p = proba[np.arange(proba.shape[0]), y]
+        p = self.target_.statistic("confidence", X, y)
         if not (p <= 0).any():
             return _LOG_FLOOR
         positive = p[p > 0]
@@ -280,9 +276,8 @@ class CalibratedAttack(ReferenceModelAttack):
             pkeep=0.5,
         )
         if self.statistic == "gradient_norm":
-            from tabmia.shadow import TorchMLPClassifier
-
-            if not all(isinstance(m, TorchMLPClassifier) for m in pop.models_):
+            classes = self.target_.classes_
+            if not all(_differentiable(TargetModel(m, classes=classes)) for m in pop.models_):
                 raise ValueError(
                     "statistic='gradient_norm' needs TorchMLPClassifier reference models; pass "
                     "reference_estimator=TorchMLPClassifier(...)"
@@ -332,22 +327,15 @@ class CalibratedAttack(ReferenceModelAttack):
     # -------------------------------------------------------------------- score
     def _model_scores(self, model: Any, X: Any, y_idx: np.ndarray, classes: np.ndarray) -> np.ndarray:
         """``s(model, z)`` for labels given as indices into ``classes``."""
-        if self.statistic == "gradient_norm":
-            from tabmia.shadow import gradient_norms
-
-            return -gradient_norms(model, X, y_idx)
-        from tabmia.target import TargetModel
-
         return self._adapter_scores(TargetModel(model, classes=classes), X, y_idx)
 
-    def _adapter_scores(self, tm: Any, X: Any, y_idx: np.ndarray) -> np.ndarray:
-        """``s(h, z)`` from a target adapter's log-probabilities, floored."""
-        logp = (
-            log_softmax(tm.predict_logits(X))
-            if tm.has_logits
-            else _log_proba(tm.predict_proba(X), self.proba_floor_)
-        )
-        logp = np.maximum(logp, np.log(self.proba_floor_))
+    def _adapter_scores(self, tm: TargetModel, X: Any, y_idx: np.ndarray) -> np.ndarray:
+        """``s(h, z)`` of a target adapter: its gradient norm, or its log-probabilities
+        (from its logits where it gives them), floored."""
+        if self.statistic == "gradient_norm":
+            return tm.statistic("gradient_norm", X, y_idx)
+        floor = self.proba_floor_
+        logp = np.maximum(tm.query(X).log_proba(floor), np.log(floor))
         return _score_from_log_proba(self.statistic, logp, y_idx)
 
     def _reference_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
@@ -363,15 +351,9 @@ class CalibratedAttack(ReferenceModelAttack):
         classes = self.target_.classes_
         if own is None or np.array_equal(np.asarray(own), classes):
             return y
-        from tabmia.target import TargetModel
-
         return TargetModel(model).encode_labels(classes[y], name="y")
 
     def _target_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        if self.statistic == "gradient_norm":
-            from tabmia.shadow import gradient_norms
-
-            return -gradient_norms(_torch_model(self.target_), X, y)
         return self._adapter_scores(self.target_, X, y)
 
     def _reference_statistics(self, X: Any, y: np.ndarray) -> np.ndarray:

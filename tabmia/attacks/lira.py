@@ -33,7 +33,6 @@ from tabmia.attacks._lira_stats import (
     online_score,
 )
 from tabmia.attacks._reference import ReferenceModelAttack
-from tabmia.scores import membership_score
 from tabmia.shadow.moments import masked_moments, pooled_variance
 from tabmia.target import take_rows
 
@@ -322,10 +321,17 @@ class LiRAAttack(ReferenceModelAttack):
         self.proxy_estimator = proxy_estimator
         self.random_state = random_state
 
-    @property
-    def _fit_includes_candidates(self) -> bool:  # type: ignore[override]
-        """Online LiRA trains its shadows on a pool that contains the candidates."""
-        return bool(self.online)
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        # online LiRA trains its shadows on a pool that contains the candidates
+        m.fit_includes_candidates = bool(self.online)
+        m.model_recipe_params = ("shadow_estimator",)
+        m.model_count_params = ("n_shadow",)
+        m.runner_settings |= {"n_shadow"}
+        if self.pkeep != 0.5:  # an explicit pkeep sizes the shadows: the user's choice
+            m.train_size_param = None
+        return tags
 
     def _holds_out(self) -> bool:
         # online LiRA calibrates on the known non-members inside its pool
@@ -541,12 +547,9 @@ class LiRAAttack(ReferenceModelAttack):
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """The target's score on each record, and its true-class probability (None
         for a target that gives logits)."""
-        target = self.target_
-        if target.has_logits:
-            logits = target.predict_logits(X)
-            return membership_score(self.statistic, None, y, logits=logits), None
-        proba = target.predict_proba(X)
-        return membership_score(self.statistic, proba, y), proba[np.arange(proba.shape[0]), y]
+        out = self.target_.query(X)
+        p_true = None if self.target_.has_logits else out.statistic("confidence", y)
+        return out.statistic(self.statistic, y), p_true
 
     # -------------------------------------------------------------------- score
     def _record_var(self, ssd: np.ndarray, c: np.ndarray, global_var: float) -> np.ndarray:

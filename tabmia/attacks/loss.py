@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
-from tabmia.scores import SCORE_NAMES, membership_score
+from tabmia.scores import SCORE_NAMES
 from tabmia.thresholds import ClassConditionalRanks
 
 __all__ = ["ScoreAttack", "LossAttack"]
@@ -111,11 +111,7 @@ class ScoreAttack(BaseMembershipAttack):
         return self.statistic
 
     def _raw_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        target, statistic = self.target_, self._statistic()
-        if target.has_logits and statistic in ("logit", "hinge"):
-            logits = target.predict_logits(X)
-            return membership_score(statistic, None, y, logits=logits)
-        return membership_score(statistic, target.predict_proba(X), y)
+        return self.target_.statistic(self._statistic(), X, y)
 
     def _fit(self, X: Any, y: np.ndarray) -> None:
         if self.class_based:

@@ -20,8 +20,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._estimators import clone_recipe, recipe_of
 from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.exceptions import DegenerateRatioWarning
 from tabmia.perturb import NOISE_CONSTRAINTS, TabularNoise
-from tabmia.scores import logit_confidence, logit_confidence_from_logits
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 
 __all__ = [
@@ -38,25 +38,9 @@ TIE_WARNING_FRACTION = 0.5
 _BATCH_BYTES = 2**23
 
 
-class DegenerateRatioWarning(UserWarning):
-    """Most noisy copies left the target's loss unchanged: the Merlin ratio says little."""
-
-
 def _n_columns(X: Any) -> int:
     shape = getattr(X, "shape", None)
     return int(shape[1]) if shape is not None and len(shape) == 2 else 1
-
-
-def _logit_confidence(target: TargetModel, X: Any, y: np.ndarray) -> np.ndarray:
-    """``log p_y - log sum_{j != y} p_j`` per row: a loss of full resolution, negated.
-
-    The loss ``-log p_y = log(1 + exp(-lc))`` is strictly decreasing in it, so loss
-    comparisons are comparisons of ``lc``; unlike ``-log p_y`` it does not round to 0
-    for confident predictions.
-    """
-    if target.has_logits:
-        return logit_confidence_from_logits(target.predict_logits(X), y)
-    return logit_confidence(target.predict_proba(X), y)
 
 
 def merlin_statistics(
@@ -108,7 +92,10 @@ def merlin_statistics(
         stop = min(start + per_chunk, n)
         batch = noise.noisy_batch(take_rows(X, slice(start, stop)))
         y_rep = np.repeat(y[start:stop], T + 1)
-        lc = _logit_confidence(target, batch, y_rep).reshape(stop - start, T + 1)
+        # ``lc = log p_y - log sum_{j != y} p_j``: the loss ``log(1 + exp(-lc))`` is
+        # strictly decreasing in it, and unlike ``-log p_y`` it does not round to 0 for
+        # confident predictions
+        lc = target.statistic("logit", batch, y_rep).reshape(stop - start, T + 1)
         clean = lc[:, :1]
         noisy = lc[:, 1:]
         up = np.count_nonzero(noisy < clean, axis=1)
@@ -128,6 +115,11 @@ _NOISE_CONSTRAINTS = {
 
 class _PerturbationAttack(BaseMembershipAttack):
     """Shared machinery of Merlin and Morgan."""
+
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.membership_tags.queries_perturbed_records = True
+        return tags
 
     def _fit_noise(self, X: Any) -> None:
         if not np.isfinite(self.sigma):

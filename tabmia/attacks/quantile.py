@@ -24,7 +24,7 @@ from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal
 from tabmia.attacks._quantile_tuning import tune_catboost
 from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
 from tabmia.backends import BACKENDS
-from tabmia.scores import SCORE_NAMES, membership_score
+from tabmia.scores import SCORE_NAMES
 from tabmia.shadow._schedule import gpu_slot
 from tabmia.target import n_rows, take_rows
 
@@ -266,12 +266,16 @@ class QuantileAttack(BaseMembershipAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_trials": 0, "cv": 2, "params": {"iterations": 40, "depth": 3}}
 
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        m.runner_settings |= {"n_jobs", "device"}  # of its regressors
+        m.run_params |= {"n_jobs", "device"}
+        return tags
+
     # ------------------------------------------------------------------ scores
     def _target_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
-        target = self.target_
-        if target.has_logits and self.statistic in ("logit", "hinge"):
-            return membership_score(self.statistic, None, y, logits=target.predict_logits(X))
-        return membership_score(self.statistic, target.predict_proba(X), y)
+        return self.target_.statistic(self.statistic, X, y)
 
     # ---------------------------------------------------------------- features
     def _check_settings(self) -> None:

@@ -262,6 +262,14 @@ class RMIAAttack(ReferenceModelAttack):
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_reference": 2}
 
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        m.model_recipe_params = ("reference_estimator",)
+        m.model_count_params = ("n_reference",)
+        m.runner_settings |= {"n_reference"}
+        return tags
+
     # ----------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
         tune = self.a == "auto"
@@ -304,8 +312,7 @@ class RMIAAttack(ReferenceModelAttack):
         self.population_log_ratios_ = np.sort(r_pool[ok])
 
     def _target_proba(self, X: Any, y: np.ndarray) -> np.ndarray:
-        proba = self.target_.predict_proba(X)
-        return proba[np.arange(proba.shape[0]), y]
+        return self.target_.statistic("confidence", X, y)
 
     def _tune_a(self, stats: np.ndarray, in_masks: np.ndarray) -> tuple[float, dict[float, float]]:
         """Attack the last reference model with the others, for every ``a`` in the grid."""

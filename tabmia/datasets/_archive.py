@@ -1,4 +1,5 @@
-"""Download a ``.tgz`` archive and extract chosen members (Shokri et al. data sets)."""
+"""Find a data set's files, or download the ``.tgz`` archive they come in and extract
+them (the Shokri et al. data sets)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,25 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._errors import DataNotFoundError
-from ._home import download_or_raise, missing_data_error
+from tabmia.exceptions import DataNotFoundError
+from ._home import (
+    download_or_raise,
+    get_data_home,
+    get_download_home,
+    missing_data_error,
+    search_roots,
+)
 
-__all__ = ["fetch_archive_members"]
+__all__ = ["fetch_archive_members", "find_or_fetch", "shokri_mirrors"]
+
+# where Shokri et al.'s archives are published, in the order they are tried
+_SHOKRI_MIRRORS = ("https://www.comp.nus.edu.sg/~reza/files",
+                   "https://github.com/privacytrustlab/datasets/raw/master")
+
+
+def shokri_mirrors(archive: str) -> tuple[str, ...]:
+    """The download URLs of one of Shokri et al.'s archives (``dataset_purchase.tgz``)."""
+    return tuple(f"{mirror}/{archive}" for mirror in _SHOKRI_MIRRORS)
 
 
 def _extract_member(tar: tarfile.TarFile, suffix: str, dest: Path) -> bool:
@@ -98,3 +114,76 @@ def fetch_archive_members(
             download_note=f"Downloaded archive {archive} lacks {missing}.",
         )  # fmt: skip
     return dict(members)
+
+
+def find_or_fetch(
+    layouts: Sequence[Sequence[str]],
+    *,
+    data_home: str | os.PathLike | None,
+    download: bool,
+    urls: Sequence[str],
+    archive: str,
+    members: dict[str, str],
+    what: str,
+    hint: str,
+) -> tuple[Path, ...]:
+    """The files of a data set: the first layout found, or the members of its archive.
+
+    Parameters
+    ----------
+    layouts : sequence of sequences of str
+        The files' paths relative to a search root (:func:`search_roots`), one layout
+        after the other; the first whose files all exist is used.
+    data_home : str or path-like or None
+        The data home.
+    download : bool
+        When no layout is found, download ``archive`` and extract ``members``;
+        otherwise raise.
+    urls : sequence of str
+        Mirrors of the archive, tried in order.
+    archive : str
+        Where the archive is kept, relative to the download home.
+    members : dict
+        Member name suffix -> where it is extracted, relative to the download home, in
+        the order of a layout's files.
+    what, hint : str
+        For the :class:`~tabmia.exceptions.DataNotFoundError`.
+
+    Returns
+    -------
+    tuple of pathlib.Path
+        The layout's files, or the extracted members.
+
+    Raises
+    ------
+    DataNotFoundError
+        Naming every path looked for, when nothing is found and ``download`` is False,
+        or the download fails.
+    """
+    home = get_data_home(data_home)
+    looked: list[Path] = []
+    found: tuple[Path, ...] | None = None
+    for root in search_roots(data_home):
+        for layout in layouts:
+            paths = tuple(root / rel for rel in layout)
+            looked += paths
+            if found is None and all(p.is_file() for p in paths):
+                found = paths
+    if found is not None:
+        return found
+    if not download:
+        raise missing_data_error(
+            looked, what=what, data_home=home, hint=hint,
+            download_note="Download not attempted (pass download=True).",
+        )  # fmt: skip
+    dl = get_download_home(data_home)
+    if dl is None:
+        raise missing_data_error(
+            looked, what=what, data_home=home, hint=hint,
+            download_note="Download not attempted: neither the data home nor the cache "
+            "home is writable.",
+        )  # fmt: skip
+    dests = {m: dl / rel for m, rel in members.items()}
+    fetch_archive_members(urls, dl / archive, dests, looked=looked, what=what, data_home=home,
+                          hint=hint)
+    return tuple(dests.values())

@@ -19,7 +19,7 @@ import pandas as pd
 from sklearn.utils import Bunch
 
 from ._common import encode_labels, make_bunch, to_categorical
-from ._errors import DataNotFoundError
+from tabmia.exceptions import DataNotFoundError
 from ._home import (
     download_or_raise,
     find_data_file,

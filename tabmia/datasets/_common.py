@@ -188,3 +188,13 @@ def shokri_bunch(
         return_X_y=return_X_y,
         **extra,
     )
+
+
+def shokri_labels(y: np.ndarray, source: Path) -> np.ndarray:
+    """The labels of a Shokri et al. (2017) file as 0..99: the files number them 1..100
+    (0..99 is kept as it is)."""
+    if y.size and y.min() >= 1 and y.max() <= 100:
+        y = y - 1
+    elif y.size and (y.min() < 0 or y.max() > 99):
+        raise ValueError(f"{source}: labels must be 1..100 (or 0..99), got {y.min()}..{y.max()}")
+    return y.astype(np.int64)

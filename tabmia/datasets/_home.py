@@ -25,7 +25,7 @@ import urllib.request
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ._errors import DataNotFoundError
+from tabmia.exceptions import DataNotFoundError
 
 __all__ = [
     "ENV_CACHE",

@@ -6,21 +6,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from . import classic
 from .acs import ACS_TASKS, fetch_acs
-from .classic import (
-    load_adult,
-    load_australian_credit,
-    load_bank_marketing,
-    load_breast_cancer,
-    load_compas,
-    load_diabetes130,
-    load_german_credit,
-    load_give_me_some_credit,
-    load_heart_disease,
-    load_hepatitis,
-    load_pima_diabetes,
-    load_taiwan_default,
-)
 from ._suite import SUITE_TASKS
 from .openml import fetch_openml_task
 from .purchase import fetch_purchase100
@@ -29,19 +16,19 @@ from .texas import fetch_texas100
 __all__ = ["DATASETS", "available_datasets", "load_dataset", "resolve_dataset_name"]
 
 DATASETS: dict[str, Callable[..., Any]] = {
-    "breast_cancer": load_breast_cancer,
-    "adult": load_adult,
-    "german_credit": load_german_credit,
-    "hepatitis": load_hepatitis,
-    "taiwan_default": load_taiwan_default,
-    "give_me_some_credit": load_give_me_some_credit,
-    "diabetes130": load_diabetes130,
-    "heart_cleveland": partial(load_heart_disease, variant="cleveland"),
-    "heart_statlog": partial(load_heart_disease, variant="statlog"),
-    "bank_marketing": load_bank_marketing,
-    "compas": load_compas,
-    "pima_diabetes": load_pima_diabetes,
-    "australian_credit": load_australian_credit,
+    "breast_cancer": classic.load_breast_cancer,
+    "adult": classic.load_adult,
+    "german_credit": classic.load_german_credit,
+    "hepatitis": classic.load_hepatitis,
+    "taiwan_default": classic.load_taiwan_default,
+    "give_me_some_credit": classic.load_give_me_some_credit,
+    "diabetes130": classic.load_diabetes130,
+    "heart_cleveland": partial(classic.load_heart_disease, variant="cleveland"),
+    "heart_statlog": partial(classic.load_heart_disease, variant="statlog"),
+    "bank_marketing": classic.load_bank_marketing,
+    "compas": classic.load_compas,
+    "pima_diabetes": classic.load_pima_diabetes,
+    "australian_credit": classic.load_australian_credit,
     "purchase100": fetch_purchase100,
     "texas100": fetch_texas100,
 }

@@ -9,29 +9,21 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._archive import fetch_archive_members
-from ._common import shokri_bunch
-from ._home import (
-    get_data_home,
-    get_download_home,
-    missing_data_error,
-    search_roots,
-)
+from ._archive import find_or_fetch, shokri_mirrors
+from ._common import shokri_bunch, shokri_labels
 from ._npz_cache import cache_file_for, load_npz_cache, save_npz_cache, source_signature
 
 __all__ = ["PURCHASE_URLS", "fetch_purchase100"]
 
 PathLike = str | os.PathLike
 
-PURCHASE_URLS = (
-    "https://www.comp.nus.edu.sg/~reza/files/dataset_purchase.tgz",
-    "https://github.com/privacytrustlab/datasets/raw/master/dataset_purchase.tgz",
-)
-_CANDIDATES = [
-    "purchase100/dataset_purchase",
-    "purchase100/dataset_purchase.csv",
-    "purchase100/dataset_purchase.gz",
-    "purchase100/dataset_purchase.csv.gz",
+PURCHASE_URLS = shokri_mirrors("dataset_purchase.tgz")
+# the one file's paths relative to the data home, in search order
+_LAYOUTS = [
+    ("purchase100/dataset_purchase",),
+    ("purchase100/dataset_purchase.csv",),
+    ("purchase100/dataset_purchase.gz",),
+    ("purchase100/dataset_purchase.csv.gz",),
 ]
 _N_FEATURES = 600
 _CHUNK = 20_000
@@ -54,11 +46,7 @@ def _parse(path: Path) -> tuple[np.ndarray, np.ndarray]:
         y_parts.append(arr[:, 0])
     X = np.concatenate(X_parts) if X_parts else np.zeros((0, _N_FEATURES), np.uint8)
     y = np.concatenate(y_parts) if y_parts else np.zeros(0, np.int64)
-    if y.size and y.min() >= 1 and y.max() <= 100:
-        y = y - 1
-    elif y.size and (y.min() < 0 or y.max() > 99):
-        raise ValueError(f"{path}: labels must be 1..100 (or 0..99), got {y.min()}..{y.max()}")
-    return X, y.astype(np.int64)
+    return X, shokri_labels(y, path)
 
 
 def fetch_purchase100(
@@ -98,29 +86,14 @@ def fetch_purchase100(
     DataNotFoundError
         Naming every path looked for.
     """
-    home = get_data_home(data_home)
-    looked = [root / rel for root in search_roots(data_home) for rel in _CANDIDATES]
-    path = next((p for p in looked if p.is_file()), None)
-    what = "Purchase-100 (Shokri et al. 2017)"
-    hint = (
-        "Expected the original file 'dataset_purchase' from dataset_purchase.tgz "
-        f"({PURCHASE_URLS[0]}): lines 'label,f1,...,f600', labels 1..100."
+    (path,) = find_or_fetch(
+        _LAYOUTS, data_home=data_home, download=download, urls=PURCHASE_URLS,
+        archive="purchase100/dataset_purchase.tgz",
+        members={"dataset_purchase": "purchase100/dataset_purchase"},
+        what="Purchase-100 (Shokri et al. 2017)",
+        hint=("Expected the original file 'dataset_purchase' from dataset_purchase.tgz "
+              f"({PURCHASE_URLS[0]}): lines 'label,f1,...,f600', labels 1..100."),
     )
-    if path is None:
-        if not download:
-            raise missing_data_error(
-                looked, what=what, data_home=home, hint=hint,
-                download_note="Download not attempted (pass download=True).",
-            )  # fmt: skip
-        dl = get_download_home(data_home)
-        dest = None if dl is None else dl / "purchase100" / "dataset_purchase"
-        fetch_archive_members(
-            PURCHASE_URLS,
-            None if dl is None else dl / "purchase100" / "dataset_purchase.tgz",
-            {"dataset_purchase": dest} if dest is not None else {},
-            looked=looked, what=what, data_home=home, hint=hint,
-        )  # fmt: skip
-        path = dest
 
     signature = source_signature(path)
     cache = cache_file_for(path, "purchase100", data_home)

@@ -10,19 +10,15 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ._archive import fetch_archive_members
-from ._common import shokri_bunch
-from ._home import get_data_home, get_download_home, missing_data_error, search_roots
+from ._archive import find_or_fetch, shokri_mirrors
+from ._common import shokri_bunch, shokri_labels
 from ._npz_cache import cache_file_for, load_npz_cache, save_npz_cache, source_signature
 
 __all__ = ["TEXAS_URLS", "fetch_texas100"]
 
 PathLike = str | os.PathLike
 
-TEXAS_URLS = (
-    "https://www.comp.nus.edu.sg/~reza/files/dataset_texas.tgz",
-    "https://github.com/privacytrustlab/datasets/raw/master/dataset_texas.tgz",
-)
+TEXAS_URLS = shokri_mirrors("dataset_texas.tgz")
 # (features, labels) layouts relative to the data home, in search order.
 _LAYOUTS = [
     ("texas100/feats", "texas100/labels"),
@@ -50,11 +46,7 @@ def _parse(feats: Path, labels: Path) -> tuple[sp.csr_matrix, np.ndarray]:
     y = pd.read_csv(labels, header=None, dtype=np.int64).iloc[:, 0].to_numpy()
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"{labels}: {y.shape[0]} labels for {X.shape[0]} feature rows")
-    if y.size and y.min() >= 1 and y.max() <= 100:
-        y = y - 1
-    elif y.size and (y.min() < 0 or y.max() > 99):
-        raise ValueError(f"{labels}: labels must be 1..100 (or 0..99), got {y.min()}..{y.max()}")
-    return X.astype(np.uint8), y.astype(np.int64)
+    return X.astype(np.uint8), shokri_labels(y, labels)
 
 
 def fetch_texas100(
@@ -95,42 +87,16 @@ def fetch_texas100(
     DataNotFoundError
         Naming every path looked for.
     """
-    home = get_data_home(data_home)
-    roots = search_roots(data_home)
-    looked: list[Path] = []
-    found: tuple[Path, Path] | None = None
-    for root in roots:
-        for f_rel, l_rel in _LAYOUTS:
-            f, lab = root / f_rel, root / l_rel
-            looked += [f, lab]
-            if found is None and f.is_file() and lab.is_file():
-                found = (f, lab)
-    what = "Texas-100 (Shokri et al. 2017)"
-    hint = (
-        "Expected the original files texas/100/feats and texas/100/labels from dataset_texas.tgz "
-        f"({TEXAS_URLS[0]}), placed as texas100/feats and texas100/labels."
+    feats, labels = find_or_fetch(
+        _LAYOUTS, data_home=data_home, download=download, urls=TEXAS_URLS,
+        archive="texas100/dataset_texas.tgz",
+        members={"texas/100/feats": "texas100/texas/100/feats",
+                 "texas/100/labels": "texas100/texas/100/labels"},
+        what="Texas-100 (Shokri et al. 2017)",
+        hint=("Expected the original files texas/100/feats and texas/100/labels from "
+              f"dataset_texas.tgz ({TEXAS_URLS[0]}), placed as texas100/feats and "
+              "texas100/labels."),
     )
-    if found is None:
-        if not download:
-            raise missing_data_error(
-                looked, what=what, data_home=home, hint=hint,
-                download_note="Download not attempted (pass download=True).",
-            )  # fmt: skip
-        dl = get_download_home(data_home)
-        members = {}
-        if dl is not None:
-            members = {
-                "texas/100/feats": dl / "texas100" / "texas" / "100" / "feats",
-                "texas/100/labels": dl / "texas100" / "texas" / "100" / "labels",
-            }
-        fetch_archive_members(
-            TEXAS_URLS,
-            None if dl is None else dl / "texas100" / "dataset_texas.tgz",
-            members, looked=looked, what=what, data_home=home, hint=hint,
-        )  # fmt: skip
-        found = (members["texas/100/feats"], members["texas/100/labels"])
-
-    feats, labels = found
     signature = source_signature(feats, labels)
     cache = cache_file_for(feats, "texas100", data_home)
     cached = load_npz_cache(cache, signature)

@@ -1,4 +1,9 @@
-"""One self-contained HTML audit report (plots embedded as base64 PNG)."""
+"""One self-contained HTML audit report (plots embedded as base64 PNG).
+
+The page's pieces are public for the other reports made of them (``tabmia
+benchmark``'s ``report.html``): :func:`page_head` (the document head, the style sheet
+and the title), :func:`table_html` and :func:`png_img`.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from tabmia.report.plots import plot_roc, plot_score_histograms
 from tabmia.report.tables import format_scores, results_table
 from tabmia.report.verdict import own_threshold_summary, verdict_lines
 
-__all__ = ["riskiest_records", "write_html_report"]
+__all__ = ["riskiest_records", "write_html_report", "page_head", "table_html", "png_img"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;
@@ -47,17 +52,31 @@ tr,.verdict{break-inside:avoid}}
 """
 
 
-def _png(fig: Any) -> str:
+def page_head(title: str) -> str:
+    """The start of a report page: its head with the style sheet, and ``title`` as its
+    first heading."""
+    title = html.escape(title)
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}"
+            f"</title><style>{_CSS}</style></head><body><h1>{title}</h1>")
+
+
+def png_img(png: bytes, alt: str) -> str:
+    """An ``<img>`` holding the PNG image ``png`` (base64, so the page stands alone)."""
+    data = base64.b64encode(png).decode("ascii")
+    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{data}'>"
+
+
+def _png(fig: Any) -> bytes:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    return buf.getvalue()
 
 
-def _table_html(df: pd.DataFrame, *, css_class: str = "",
-                cell_class: dict[str, Any] | None = None, details: Any = None) -> str:
+def table_html(df: pd.DataFrame, *, css_class: str = "",
+               cell_class: dict[str, Any] | None = None, details: Any = None) -> str:
     """A table of strings; ``cell_class`` maps a column to a function giving each of its
     cells a CSS class (e.g. the DP verdict's colour); ``details`` (one string per row)
     follow their row as a full-width row, so long text widens no column."""
@@ -198,10 +217,10 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
         "bound, so the claim cannot hold; <b>not resolved</b>: the measured TPR is above the "
         "bound at the measured FPR, but within what the number of non-members can tell apart; "
         f"<b>yes</b>: the measured rates are within the bound.{pooled}</p>"
-        + _table_html(pd.DataFrame(checks), css_class="fit",
+        + table_html(pd.DataFrame(checks), css_class="fit",
                       cell_class={DP_VERDICT_COLUMN: _verdict_class})
         + "<h3>PPV against the largest PPV the claim allows (Thm 4.2, at the measured FPR)</h3>"
-        + _table_html(pd.DataFrame(ppvs), css_class="fit")
+        + table_html(pd.DataFrame(ppvs), css_class="fit")
     )
 
 
@@ -267,9 +286,7 @@ def write_html_report(
     date = date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     esc = html.escape
     table = results_table(metrics, fprs=fprs, gammas=gammas)
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}"
-             f"</title><style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
-             f"<p class='note'>tabmia {esc(version)} · {esc(date)}</p>"]
+    parts = [page_head(title), f"<p class='note'>tabmia {esc(version)} · {esc(date)}</p>"]
     if context:
         parts.append("<p>" + "".join(
             f"<span class='key'><b>{esc(str(k))}</b>: {esc(str(v))}</span>"
@@ -287,9 +304,9 @@ def write_html_report(
     oracle = ["attack", "AUC"] + [c for c in table.columns if "oracle" in c] + ["seconds"]
     achieved = [c for c in table.columns if c not in oracle[1:]]
     parts.append("<h2>What each attack achieves at its own threshold</h2>"
-                 + _table_html(table[achieved], css_class="fit")
+                 + table_html(table[achieved], css_class="fit")
                  + "<h2>ROC curve: AUC and TPR at an oracle threshold</h2>"
-                 + _table_html(table[oracle], css_class="fit") + (
+                 + table_html(table[oracle], css_class="fit") + (
         f"<p class='note'>Cells: {spread}. <b>Own threshold</b>: the records each attack flags "
         "at the threshold it chose from its public data, without the candidates' membership — "
         "what an attacker achieves. PPV, advantage and ε are of those decisions; a PPV whose "
@@ -306,8 +323,8 @@ def write_html_report(
     hist = plot_score_histograms(result.scores, thresholds=thresholds, title=shown_seed or None)
     parts.append(f"<h2>ROC curves (log-log) and score distributions{esc(fig_seed)}</h2>"
                  "<div class='figs'>")
-    parts.append(f"<img alt='ROC curves' src='data:image/png;base64,{_png(roc)}'>")
-    parts.append(f"<img alt='Score histograms' src='data:image/png;base64,{_png(hist)}'></div>")
+    parts.append(png_img(_png(roc), "ROC curves"))
+    parts.append(png_img(_png(hist), "Score histograms") + "</div>")
     parts.append("<p class='note'>Histograms: each attack's scores of members and non-members "
                  "(density); the dashed line is the attack's own threshold (records on it or to "
                  "its right are flagged). Each panel uses the first scale, named on its x-axis, "
@@ -343,7 +360,7 @@ def write_html_report(
         "are broken by the number of attacks whose own threshold flags the record, then by "
         "the mean tail probability. With many attacks the table scrolls sideways on a narrow "
         "screen; in print it fits the page.</p><div class='wide'>"
-        + _table_html(shown, css_class="fit", details=details) + "</div>"
+        + table_html(shown, css_class="fit", details=details) + "</div>"
     )
     footer = f"tabmia {esc(version)} · generated {esc(date)}"
     if command:

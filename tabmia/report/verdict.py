@@ -79,17 +79,15 @@ def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) ->
 
 def model_description(target: Any) -> str:
     """A short name of the audited model (the estimator's class, a pipeline's last step)."""
+    from tabmia.target import PrecomputedProbabilities
+
     model = getattr(target, "model", target)  # TargetModel wraps the user's model
-    if type(model).__name__ == "PrecomputedProbabilities":
+    if isinstance(model, PrecomputedProbabilities):
         return "precomputed probabilities"
     steps = getattr(model, "steps", None)
     if steps:
         return f"{type(steps[-1][1]).__name__} (in a Pipeline)"
     return type(model).__name__
-
-
-# attack parameters holding the training recipe of shadow / reference models
-_RECIPE_PARAMS = ("shadow_estimator", "reference_estimator")
 
 
 def shadow_recipe(result: Any, label: str | None = None) -> str | None:
@@ -107,12 +105,13 @@ def shadow_recipe(result: Any, label: str | None = None) -> str | None:
     str or None
         None when no attack trained shadow or reference models.
     """
+    from sklearn.utils import get_tags
+
     recipes = []
     for attack in getattr(result, "attacks", None) or []:
-        params = attack.get_params(deep=False)
-        if params.get("calibration", "reference") != "reference":
-            continue
-        recipes += [params[p] for p in _RECIPE_PARAMS if p in params]
+        # an attack's membership tags name the parameters of the models it trains
+        params = get_tags(attack).membership_tags.model_recipe_params
+        recipes += [getattr(attack, p) for p in params]
     if not recipes:
         return None
     if label is not None:

@@ -14,29 +14,32 @@ from threadpoolctl import threadpool_limits
 from tabmia._estimators import clone_unfitted
 from tabmia._seeding import seed_estimator
 from tabmia.backends import set_device, set_threads
-from tabmia.scores import membership_score
 from tabmia.shadow._schedule import gpu_slot, torch_threads
-from tabmia.target import TargetModel, encode_labels, n_rows, take_rows
+from tabmia.target import (
+    ModelOutputs,
+    TargetModel,
+    declared_outputs,
+    encode_labels,
+    n_rows,
+    take_rows,
+)
 
 
 def _chunk_rows(n_classes: int) -> int:
     return int(max(1024, min(65536, 2**23 // max(n_classes, 1))))
 
 
-def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
-    """Yield ``(slice, proba (m, C) float64, logits or None)`` in ``classes`` order."""
-    from tabmia._array import softmax
-
+def _outputs_chunks(model: Any, X: Any, classes: np.ndarray):
+    """Yield ``(slice, ModelOutputs)`` of ``model`` on ``X``, in ``classes`` order."""
     n = n_rows(X)
     step = _chunk_rows(classes.size)
-    mlp, prepare = _mlp_and_preprocessing(model)
-    if mlp is not None and np.array_equal(mlp.classes_, classes):
+    final, prepare = _logits_step(model)
+    if final is not None and np.array_equal(final.classes_, classes):
+        target = TargetModel(final, batch_size=step)
         for start in range(0, n, step):
             sl = slice(start, min(start + step, n))
             rows = take_rows(X, sl)
-            logits = mlp.decision_function(rows if prepare is None else prepare.transform(rows))
-            logits = logits.astype(np.float64)
-            yield sl, softmax(logits), logits
+            yield sl, target.query(rows if prepare is None else prepare.transform(rows))
         return
     target = TargetModel(model, batch_size=step)
     cols = encode_labels(target.classes_, classes, name="the shadow's classes_")
@@ -52,22 +55,22 @@ def _model_proba_chunks(model: Any, X: Any, classes: np.ndarray):
             full = np.zeros((p.shape[0], classes.size), dtype=np.float64)
             full[:, cols] = p
             p = full
-        yield sl, p, None
+        yield sl, ModelOutputs(proba=p)
 
 
-def _mlp_and_preprocessing(model: Any) -> tuple[Any, Any]:
-    """``(the TorchMLPClassifier, the Pipeline steps before it or None)``, or ``(None, None)``.
+def _logits_step(model: Any) -> tuple[Any, Any]:
+    """``(the model that gives logits, the Pipeline steps before it or None)``, or
+    ``(None, None)``.
 
-    An MLP's logit and hinge statistics come from its logits, not from probabilities
-    rounded to 1.0.
+    A model that gives logits (:func:`tabmia.target.declared_outputs`), alone or as a
+    Pipeline's last step, is scored from them: its logit and hinge statistics do not
+    round to the probabilities' 1.0.
     """
     from sklearn.pipeline import Pipeline
 
-    from tabmia.shadow.torch_mlp import TorchMLPClassifier
-
-    if isinstance(model, TorchMLPClassifier):
+    if "logits" in declared_outputs(model):
         return model, None
-    if isinstance(model, Pipeline) and isinstance(model.steps[-1][1], TorchMLPClassifier):
+    if isinstance(model, Pipeline) and "logits" in declared_outputs(model.steps[-1][1]):
         return model.steps[-1][1], (model[:-1] if len(model.steps) > 1 else None)
     return None, None
 
@@ -76,8 +79,8 @@ def _statistic_row(
     model: Any, X: Any, y_idx: np.ndarray, classes: np.ndarray, statistic: str
 ) -> np.ndarray:
     out = np.empty(n_rows(X), dtype=np.float32)
-    for sl, proba, logits in _model_proba_chunks(model, X, classes):
-        out[sl] = membership_score(statistic, proba, y_idx[sl], logits=logits)
+    for sl, outputs in _outputs_chunks(model, X, classes):
+        out[sl] = outputs.statistic(statistic, y_idx[sl])
     return out
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.shadow._inputs import as_float32, to_tensor
+from tabmia._torch import as_float32, to_tensor
 from tabmia.shadow._stacked import init_weights, layer_sizes, stack_to_device, train_stacked
 from tabmia.shadow.torch_mlp import TorchMLPClassifier
 

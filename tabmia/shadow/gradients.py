@@ -1,7 +1,8 @@
 """Per-record norm of the loss gradient with respect to a torch model's parameters.
 
-Watson et al.'s gradient-norm score. torch is imported inside the functions that need
-it: importing this module is cheap.
+Watson et al.'s gradient-norm score; the computation is
+:func:`tabmia._torch.module_gradient_norms` (the target adapter takes it too). torch is
+imported inside the functions that need it: importing this module is cheap.
 """
 
 from __future__ import annotations
@@ -9,30 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
-from tabmia.shadow._inputs import as_float32, to_tensor
+from tabmia._torch import as_float32, module_gradient_norms
 from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
 __all__ = ["gradient_norms"]
-
-
-_ELEMENTWISE = ("ReLU", "Tanh", "Sigmoid", "Identity", "GELU", "SiLU", "ELU", "LeakyReLU",
-                "Softplus")
-
-
-def _is_plain_mlp(module: Any) -> bool:
-    from torch import nn
-
-    if not isinstance(module, nn.Sequential):
-        return False
-    for layer in module:
-        if isinstance(layer, nn.Linear):
-            continue
-        if type(layer).__name__ in _ELEMENTWISE and not list(layer.parameters()):
-            continue
-        return False
-    return True
 
 
 def gradient_norms(
@@ -41,14 +23,9 @@ def gradient_norms(
     """Per-record norm of the gradient of the loss with respect to all parameters.
 
     ``||d/dtheta CE(f_theta(x_i), y_i)||_2`` for every record: Watson et al.'s
-    gradient-norm score (a member tends to have a small gradient).
-
-    For an MLP (a :class:`TorchMLPClassifier`, or an ``nn.Sequential`` of ``Linear``
-    layers and parameter-free elementwise activations) the norms come from one
-    forward and backward pass: the per-record gradient of a linear layer is the outer
-    product of its input ``a`` and the loss gradient ``delta`` at its output, so its
-    squared norm is ``(||a||^2 + 1) ||delta||^2`` (weight and bias). Other
-    ``nn.Module`` objects use ``torch.func.vmap`` over ``torch.func.grad``.
+    gradient-norm score (a member tends to have a small gradient). For an MLP the norms
+    come from one forward and backward pass; other ``nn.Module`` objects use
+    ``torch.func.vmap`` over ``torch.func.grad`` (:func:`~tabmia._torch.module_gradient_norms`).
 
     Parameters
     ----------
@@ -68,88 +45,5 @@ def gradient_norms(
         Float64 gradient norms.
     """
     if isinstance(model, TorchMLPClassifier):
-        check_is_fitted(model, "module_")
-        module = model.module_
-        Xf = model._check_X(X)
-        device = model.device_
-    else:
-        module = model
-        Xf = as_float32(X)
-        try:
-            device = next(module.parameters()).device
-        except StopIteration as exc:
-            raise ValueError("model has no parameters") from exc
-    y = np.asarray(y_idx)
-    if y.shape != (Xf.shape[0],) or y.dtype.kind not in "iu":
-        raise ValueError(
-            f"y_idx must hold {Xf.shape[0]} integer class indices, got {y.dtype} {y.shape}"
-        )
-    plain = _is_plain_mlp(module)
-    n_params = sum(p.numel() for p in module.parameters())
-    if batch_size is None:
-        batch_size = 8192 if plain else max(1, min(4096, int(2**25 // max(n_params, 1))))
-    out = np.empty(Xf.shape[0], dtype=np.float64)
-    was_training = module.training
-    module.eval()
-    try:
-        for start in range(0, Xf.shape[0], batch_size):
-            stop = min(start + batch_size, Xf.shape[0])
-            xb = to_tensor(Xf[start:stop], device)
-            yb = to_tensor(y[start:stop].astype(np.int64), device)
-            if plain:
-                sq = _mlp_grad_sq_norms(module, xb, yb)
-            else:
-                sq = _vmap_grad_sq_norms(module, xb, yb)
-            out[start:stop] = sq.double().sqrt().cpu().numpy()
-    finally:
-        module.train(was_training)
-    return out
-
-
-def _mlp_grad_sq_norms(module: Any, xb: Any, yb: Any) -> Any:
-    import torch
-    import torch.nn.functional as F  # noqa: N812
-    from torch import nn
-
-    inputs, outputs, has_bias = [], [], []
-    with torch.enable_grad():
-        h = xb
-        for layer in module:
-            if isinstance(layer, nn.Linear):
-                bias = layer.bias.detach() if layer.bias is not None else None
-                inputs.append(h.detach())
-                z = F.linear(h, layer.weight.detach(), bias)
-                if not z.requires_grad:  # first layer: make its output the graph's leaf
-                    z.requires_grad_(True)
-                outputs.append(z)
-                has_bias.append(bias is not None)
-                h = z
-            else:
-                h = layer(h)
-        loss = F.cross_entropy(h, yb, reduction="sum")
-        deltas = torch.autograd.grad(loss, outputs)
-    sq = torch.zeros(xb.shape[0], dtype=torch.float64, device=xb.device)
-    for a, d, bias in zip(inputs, deltas, has_bias):
-        d2 = d.double().pow(2).sum(dim=1)
-        a2 = a.double().pow(2).sum(dim=1)
-        sq += (a2 + 1.0) * d2 if bias else a2 * d2
-    return sq
-
-
-def _vmap_grad_sq_norms(module: Any, xb: Any, yb: Any) -> Any:
-    import torch
-    import torch.nn.functional as F  # noqa: N812
-    from torch.func import functional_call, grad, vmap
-
-    params = {k: v.detach() for k, v in module.named_parameters()}
-    buffers = {k: v.detach() for k, v in module.named_buffers()}
-
-    def loss_fn(p: dict, x: Any, t: Any) -> Any:
-        out = functional_call(module, (p, buffers), (x.unsqueeze(0),))
-        return F.cross_entropy(out, t.unsqueeze(0))
-
-    grads = vmap(grad(loss_fn), in_dims=(None, 0, 0))(params, xb, yb)
-    sq = torch.zeros(xb.shape[0], dtype=torch.float64, device=xb.device)
-    for g in grads.values():
-        sq += g.double().reshape(g.shape[0], -1).pow(2).sum(dim=1)
-    return sq
+        return model.gradient_norms(X, y_idx, batch_size=batch_size)
+    return module_gradient_norms(model, as_float32(X), y_idx, batch_size=batch_size)

@@ -35,7 +35,7 @@ from tabmia.shadow._design import (
 from tabmia.shadow._schedule import plan_jobs
 from tabmia.shadow._training import (
     _delayed,
-    _model_proba_chunks,
+    _outputs_chunks,
     _statistic_row,
     _train_mlp_group,
     _train_one,
@@ -377,7 +377,7 @@ class ShadowPopulation(BaseEstimator):
         Groups are as large as this machine's device memory allows, split further so
         that every job gets one.
         """
-        from tabmia.shadow._inputs import as_float32
+        from tabmia._torch import as_float32
         from tabmia.shadow.batched import auto_group_size
 
         plan = plan_jobs(recipe, self.n_jobs, todo.size)
@@ -474,6 +474,6 @@ class ShadowPopulation(BaseEstimator):
         n = n_rows(X)
         out = np.empty((len(models), n, self.classes_.size), dtype=np.float32)
         for k, model in enumerate(models):
-            for sl, p, _logits in _model_proba_chunks(model, X, self.classes_):
-                out[k, sl] = p
+            for sl, outputs in _outputs_chunks(model, X, self.classes_):
+                out[k, sl] = outputs.proba
         return out

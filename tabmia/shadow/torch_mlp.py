@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from tabmia._array import log_softmax, ravel_column, softmax
 from tabmia._seeding import derived_seed, seed_from
-from tabmia.shadow._inputs import as_float32, to_tensor
+from tabmia._torch import as_float32, module_gradient_norms, to_tensor
 from tabmia.shadow._stacked import init_weights, layer_sizes, stack_to_device, train_stacked
 
 __all__ = ["TorchMLPClassifier"]
@@ -112,6 +112,11 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
     >>> bool(clf.score(X, y) > 0.9)
     True
     """
+
+    #: What tabmia's target adapter takes from it beyond ``predict_proba``
+    #: (:attr:`tabmia.target.TargetModel.outputs`): its logits (``decision_function``)
+    #: and per-record gradient norms (:meth:`gradient_norms`).
+    __tabmia_outputs__ = ("logits", "gradient_norm")
 
     _parameter_constraints: dict = {
         "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
@@ -390,6 +395,14 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, shape ``(n, n_classes)``, float64 (softmax of the logits)."""
         return softmax(self.decision_function(X))
+
+    def gradient_norms(self, X: Any, y_idx: Any, *, batch_size: int | None = None) -> np.ndarray:
+        """Per-record norm of the loss gradient with respect to all parameters, float64
+        (:func:`tabmia.shadow.gradient_norms`); ``y_idx`` are column indices of
+        ``classes_``."""
+        check_is_fitted(self, "module_")
+        return module_gradient_norms(self.module_, self._check_X(X), y_idx,
+                                     device=self.device_, batch_size=batch_size)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Log-probabilities, shape ``(n, n_classes)``, float64."""

@@ -31,7 +31,10 @@ ROBUSTNESS_CONSTRAINTS = {
 class LabelQueriesMixin:
     """What every label-only attack shares: it works from labels, and counts its queries."""
 
-    _needs_outputs = "labels"
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.membership_tags.target_outputs = "labels"
+        return tags
 
     @property
     def n_queries_(self) -> int:

@@ -129,9 +129,6 @@ class BoundaryDistanceAttack(LabelQueriesMixin, BaseMembershipAttack):
     (3,)
     """
 
-    #: It queries perturbed copies of records (no precomputed outputs answer them).
-    _perturbs_records = True
-
     _parameter_constraints = {
         **BaseMembershipAttack._parameter_constraints,
         "n_directions": [Interval(Integral, 1, None, closed="left")],
@@ -177,6 +174,7 @@ class BoundaryDistanceAttack(LabelQueriesMixin, BaseMembershipAttack):
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False  # a step moves every coordinate (TabularRays)
+        tags.membership_tags.queries_perturbed_records = True
         return tags
 
     def _fit(self, X: Any, y: np.ndarray) -> None:

@@ -104,9 +104,6 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     (3,)
     """
 
-    #: It queries perturbed copies of records (no precomputed outputs answer them).
-    _perturbs_records = True
-
     _parameter_constraints = {**BaseMembershipAttack._parameter_constraints, **ROBUSTNESS_CONSTRAINTS}
 
     def __init__(
@@ -143,6 +140,11 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_noise": 16}
+
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.membership_tags.queries_perturbed_records = True
+        return tags
 
     def _fit(self, X: Any, y: np.ndarray) -> None:
         self.noise_ = fitted_noise(X, self)
@@ -254,9 +256,6 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
     (3,)
     """
 
-    #: It queries perturbed copies of records (no precomputed outputs answer them).
-    _perturbs_records = True
-
     _parameter_constraints = {
         **ReferenceModelAttack._parameter_constraints,
         **ROBUSTNESS_CONSTRAINTS,
@@ -312,6 +311,15 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_shadow": 4, "n_noise": 16}
+
+    def __sklearn_tags__(self) -> Any:  # noqa: D105
+        tags = super().__sklearn_tags__()
+        m = tags.membership_tags
+        m.queries_perturbed_records = True
+        m.model_recipe_params = ("shadow_estimator",)
+        m.model_count_params = ("n_shadow",)
+        m.runner_settings |= {"n_shadow"}
+        return tags
 
     def _fit(self, X: Any, y: np.ndarray) -> None:
         self.noise_ = fitted_noise(X, self)
