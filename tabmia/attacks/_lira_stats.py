@@ -11,7 +11,15 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-__all__ = ["offline_score", "online_score"]
+__all__ = ["offline_score", "online_score", "clip_grid", "leave_one_out",
+           "CLIP_GRID_MAX", "LOGIT_CLIP_GRID_MIN"]
+
+#: ``proba_clip="auto"`` tries ``delta/2 * 2**j`` up to this clip (``delta``: the
+#: target's probability resolution).
+CLIP_GRID_MAX = 0.25
+_MAX_CLIP_GRID = 10
+#: Smallest clip tried for a target that exposes logits (bound +-13.8 on the logit scale).
+LOGIT_CLIP_GRID_MIN = 1e-6
 
 
 def _clip_stat(s: np.ndarray, bound: float | None) -> np.ndarray:
@@ -59,3 +67,43 @@ def online_score(
     z_in = (t - mu_in) / sd_in
     z_out = (t - mu_out) / sd_out
     return 0.5 * (z_out * z_out - z_in * z_in) + np.log(sd_out) - np.log(sd_in)
+
+
+def clip_grid(p_true: np.ndarray | None) -> tuple[list[float], bool]:
+    """The probability clips ``proba_clip="auto"`` tries, and whether "no clip" competes.
+
+    ``p_true`` holds the shadows' probabilities of the true class (None for a target
+    that gives its own logits). An empty grid: nothing saturates, no clip is needed.
+    """
+    if p_true is None:
+        # The target's own logits: nothing saturates, but an overfit MLP's scores
+        # are heavy-tailed and inflate the pooled variance; bounding them can help.
+        # "No bound" competes with the grid and wins ties.
+        lo, with_none = LOGIT_CLIP_GRID_MIN, True
+    else:
+        gap = np.minimum(p_true, 1.0 - p_true)
+        if not (gap <= 0).any():
+            return [], False
+        positive = gap[gap > 0]
+        delta = float(positive.min()) if positive.size else 0.5
+        lo, with_none = min(0.5 * delta, CLIP_GRID_MAX), False
+    n_doublings = int(np.floor(np.log2(CLIP_GRID_MAX / lo) + 1e-9))
+    hi = lo * 2.0**n_doublings
+    return [float(e) for e in np.geomspace(lo, hi, min(n_doublings + 1, _MAX_CLIP_GRID))], with_none
+
+
+def leave_one_out(
+    c: np.ndarray, mu: np.ndarray, ssd: np.ndarray, x: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Count, mean and sum of squared deviations of each record's statistics without
+    one model's ``x``, on the records ``rows`` that model contributed to (Welford's
+    update in reverse); a record left with no model gets count 0."""
+    c, mu, ssd = c.copy(), mu.copy(), ssd.copy()
+    r = rows & (c >= 2)
+    c1 = c[r] - 1
+    mu1 = (mu[r] * c[r] - x[r]) / c1
+    ssd[r] = np.maximum(ssd[r] - (x[r] - mu[r]) * (x[r] - mu1), 0.0)
+    mu[r] = mu1
+    c[r] = c1
+    c[rows & ~r] = 0
+    return c, mu, ssd

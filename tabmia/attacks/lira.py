@@ -26,9 +26,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia.attacks._lira_stats import (
+    CLIP_GRID_MAX,
+    LOGIT_CLIP_GRID_MIN,
     _clip_stat,
     _logit_bound,
     _tpr_at,
+    clip_grid,
+    leave_one_out,
     offline_score,
     online_score,
 )
@@ -44,12 +48,6 @@ __all__ = ["LiRAAttack"]
 VARIANCE_FLOOR_SHARE = 0.1
 #: Absolute floor on every variance (a population whose scores are all equal).
 VARIANCE_FLOOR_ABS = 1e-8
-#: ``proba_clip="auto"`` tries ``delta/2 * 2**j`` up to this clip (``delta``: the
-#: target's probability resolution).
-CLIP_GRID_MAX = 0.25
-_MAX_CLIP_GRID = 10
-#: Smallest clip tried for a target that exposes logits (bound +-13.8 on the logit scale).
-LOGIT_CLIP_GRID_MIN = 1e-6
 #: At most about this many shadows play the target when ``proba_clip="auto"`` picks a clip.
 _MAX_SIMULATED_TARGETS = 16
 
@@ -462,21 +460,9 @@ class LiRAAttack(ReferenceModelAttack):
             return None, {}
         if self.proba_clip != "auto":
             return (float(self.proba_clip) if self.proba_clip > 0 else None), {}
-        if p_true is None:
-            # The target's own logits: nothing saturates, but an overfit MLP's scores
-            # are heavy-tailed and inflate the pooled variance; bounding them can help.
-            # "No bound" competes with the grid and wins ties.
-            lo, with_none = LOGIT_CLIP_GRID_MIN, True
-        else:
-            gap = np.minimum(p_true, 1.0 - p_true)
-            if not (gap <= 0).any():
-                return None, {}
-            positive = gap[gap > 0]
-            delta = float(positive.min()) if positive.size else 0.5
-            lo, with_none = min(0.5 * delta, CLIP_GRID_MAX), False
-        n_doublings = int(np.floor(np.log2(CLIP_GRID_MAX / lo) + 1e-9))
-        hi = lo * 2.0**n_doublings
-        grid = [float(e) for e in np.geomspace(lo, hi, min(n_doublings + 1, _MAX_CLIP_GRID))]
+        grid, with_none = clip_grid(p_true)
+        if not grid:
+            return None, {}
         search: dict[float | None, float] = {}
         for eps in ([None] if with_none else []) + grid:  # a loop over a few clips
             self._set_clipped_moments(_logit_bound(eps))
@@ -519,22 +505,11 @@ class LiRAAttack(ReferenceModelAttack):
         x = self._stats[k]
         in_k = self.in_masks_[k]
 
-        def leave_out(c: np.ndarray, mu: np.ndarray, ssd: np.ndarray, rows: np.ndarray):
-            c, mu, ssd = c.copy(), mu.copy(), ssd.copy()
-            r = rows & (c >= 2)
-            c1 = c[r] - 1
-            mu1 = (mu[r] * c[r] - x[r]) / c1
-            ssd[r] = np.maximum(ssd[r] - (x[r] - mu[r]) * (x[r] - mu1), 0.0)
-            mu[r] = mu1
-            c[r] = c1
-            c[rows & ~r] = 0
-            return c, mu, ssd
-
-        c_out, mu_out, ssd_out = leave_out(m["c_out"], m["mu_out"], m["ssd_out"], ~in_k)
+        c_out, mu_out, ssd_out = leave_one_out(m["c_out"], m["mu_out"], m["ssd_out"], x, ~in_k)
         var_out = self._record_var(ssd_out, c_out, self.global_var_out_)
         if not self.online:
             return offline_score(x, mu_out, var_out, c_out), in_k, c_out >= 1
-        c_in, mu_in, ssd_in = leave_out(m["c_in"], m["mu_in"], m["ssd_in"], in_k)
+        c_in, mu_in, ssd_in = leave_one_out(m["c_in"], m["mu_in"], m["ssd_in"], x, in_k)
         var_in = self._record_var(ssd_in, c_in, self.global_var_in_)
         valid = (c_out >= 1) & (c_in >= 1)
         return online_score(x, mu_in, var_in, c_in, mu_out, var_out, c_out), in_k, valid
