@@ -10,7 +10,7 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.compose import make_column_transformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -299,6 +299,13 @@ def test_ray_cluster_gives_identical_statistics(pool, monkeypatch):
 
 
 # -------------------------------------------------------------------- estimators
+class _FitOnly(BaseEstimator):
+    """An estimator that learns but answers nothing."""
+
+    def fit(self, X, y):
+        return self
+
+
 def test_refuses_frozen_estimator_and_the_target(pool):
     from sklearn.frozen import FrozenEstimator
 
@@ -312,8 +319,12 @@ def test_refuses_frozen_estimator_and_the_target(pool):
         ShadowPopulation(target, n_models=2, target=TargetModel(target)).fit(X, y)
     # an unfitted copy of the target's recipe is the intended use
     ShadowPopulation(clone(target), n_models=2, target=target, random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match="predict_proba"):
-        ShadowPopulation(SVC(), n_models=2).fit(X, y)
+    # a recipe with predict only (the label-only attacks' shadows) is scored from its
+    # labels as one-hot rows: its loss statistic takes two values
+    labels_only = ShadowPopulation(SVC(), n_models=2, random_state=0).fit(X, y)
+    assert np.unique(np.round(labels_only.statistics_, 6)).size <= 2
+    with pytest.raises(ValueError, match="neither predict_proba nor predict"):
+        ShadowPopulation(_FitOnly(), n_models=2).fit(X, y)
     with pytest.raises(ValueError, match="labels"):
         ShadowPopulation(LogisticRegression(), n_models=2).fit(X, y[:-1])
 

@@ -46,7 +46,6 @@ from tabmia.exceptions import (
     DuplicateRecordsWarning,
     FPRFallbackWarning,
     LabelOnlyTargetError,
-    TargetOutputsError,
     UnresolvableFPRError,
 )
 from tabmia.game import nonmember_rows, split_game_labels
@@ -331,20 +330,15 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         return as_target(self.target)
 
     def _check_outputs(self) -> None:
-        """Refuse a target that gives less than the attack's ``target_outputs`` tag asks."""
-        tags = membership_tags(self)
-        outputs = self.target_.outputs
-        if tags.works_with(outputs):
+        """Refuse a label-only target when the attack needs more than labels (its
+        ``target_outputs`` tag). An attack that needs logits says why in its own fit,
+        where it knows which of its settings needs them."""
+        if self.target_.outputs != "labels" or membership_tags(self).works_with("labels"):
             return
-        if outputs == "labels":
-            raise LabelOnlyTargetError(
-                f"{type(self).__name__} needs the target's probabilities, but the target "
-                f"answers with labels only ({self.target_.labels_reason}); attacks that work "
-                f"from labels: {', '.join(label_only_attacks())}"
-            )
-        raise TargetOutputsError(
-            f"{type(self).__name__} needs the target's {tags.target_outputs}, but the "
-            f"target gives {outputs} only"
+        raise LabelOnlyTargetError(
+            f"{type(self).__name__} needs the target's probabilities, but the target "
+            f"answers with labels only ({self.target_.labels_reason}); attacks that work "
+            f"from labels: {', '.join(label_only_attacks())}"
         )
 
     def _draw_seed(self) -> int:

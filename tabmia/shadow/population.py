@@ -89,8 +89,9 @@ class ShadowPopulation(BaseEstimator):
         Unfitted recipe of a shadow model (any scikit-learn compatible classifier with
         ``predict_proba``, a ``Pipeline``, a boosting model, a
         ``TorchMLPClassifier``). A classifier with ``predict`` only is scored from its
-        labels, as one-hot probabilities (for the label-only attacks). Cloned per model, with every ``random_state`` (and
-        CatBoost ``random_seed``) set to the model's seed. A ``FrozenEstimator`` or
+        labels, as one-hot probabilities (for the label-only attacks). Cloned per
+        model, with every ``random_state`` (and CatBoost ``random_seed``) set to the
+        model's seed. A ``FrozenEstimator`` or
         the target itself is refused (its clone would be the target).
     n_models : int, default=16
         Number of models. Even (a multiple of the block size of ``pkeep``) for exact
