@@ -18,6 +18,7 @@ Run: ``python benchmarks/rmia_scale.py``.
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import time
@@ -28,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import write_results  # noqa: E402
+from benchmarks._common import load_note, write_results  # noqa: E402
 
 N = 100_000
 
@@ -114,6 +115,7 @@ def attack() -> dict:
 
 
 def main() -> None:
+    load = {"start": os.getloadavg()}
     k = kernel()
     print(k, flush=True)
     a = attack()
@@ -137,7 +139,9 @@ def main() -> None:
         f"(candidate matrix itself {a['candidate_matrix_mb']:.1f} MB) |",
         f"| process peak resident memory | {a['process_peak_rss_mb']:.0f} MB |",
     ]
-    write_results("rmia_scale", {"kernel": k, "attack": a}, "\n".join(md))
+    load["end"] = os.getloadavg()
+    write_results("rmia_scale", {"kernel": k, "attack": a, "load_average": load},
+                  "\n".join(md) + load_note(load))
 
 
 if __name__ == "__main__":
