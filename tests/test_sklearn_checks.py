@@ -56,7 +56,6 @@ _COMMON = {
     "check_estimator_sparse_matrix": NO_LABELS,
     "check_dtype_object": COLUMNS,
     "check_estimators_dtypes": COLUMNS,
-    "check_estimators_empty_data_messages": COLUMNS,
     "check_estimators_fit_returns_self": COLUMNS,
     "check_estimators_overwrite_params": COLUMNS,
     "check_fit2d_1feature": COLUMNS,
@@ -84,20 +83,16 @@ _OVERRIDES = {
             "check_fit2d_1sample", "check_fit2d_predict1d", "check_fit_score_takes_y",
             "check_methods_sample_order_invariance", "check_methods_subset_invariance",
             "check_n_features_in_after_fitting", "check_pipeline_consistency",
-            "check_readonly_memmap_input", "check_estimators_empty_data_messages"), PROXY),
+            "check_readonly_memmap_input"), PROXY),
         "check_dtype_object": NO_LABELS,
         "check_fit_idempotent": NO_LABELS,
     },
 }
 #: Checks an attack passes although the others fail them. MorganAttack: those data
-#: sets are large enough for its proxy and have the target's columns. LiRA, RMIA,
-#: CalibratedRobustness: the empty data set is refused before anything queries the target.
+#: sets are large enough for its proxy and have the target's columns.
 _PASSES = {
     "MorganAttack": {"check_fit_check_is_fitted", "check_n_features_in",
                      "check_positive_only_tag_during_fit"},
-    "LiRAAttack": {"check_estimators_empty_data_messages"},
-    "RMIAAttack": {"check_estimators_empty_data_messages"},
-    "CalibratedRobustnessAttack": {"check_estimators_empty_data_messages"},
     # dense records only (its tag says so): sparse input is refused in fit, as the check wants
     "BoundaryDistanceAttack": {"check_estimator_sparse_array", "check_estimator_sparse_matrix"},
 }

@@ -363,6 +363,10 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
             )
         if n == 0:
             raise ValueError(f"{where}: X has no records")
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2 and shape[1] == 0:  # scikit-learn's wording
+            raise ValueError(f"{where}: Found array with 0 feature(s) (shape={tuple(shape)}) "
+                             "while a minimum of 1 is required.")
         return self.target_.encode_labels(y_arr, name="y")
 
     def _scores(self, X: Any, y: Any) -> np.ndarray:
