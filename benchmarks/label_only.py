@@ -81,8 +81,10 @@ def _split(n: int, sizes: tuple[int, int, int], seed: int) -> tuple[np.ndarray, 
 
 
 def _art(model: Any, X: Any, y: np.ndarray, member: np.ndarray, n_art: int, seed: int,
-         python: str) -> dict[str, Any]:
-    """ART's two label-only attacks on the forest behind the pipeline, in ART's venv."""
+         python: str, timeout: float) -> dict[str, Any]:
+    """ART's two label-only attacks on the forest behind the pipeline, in ART's venv;
+    stopped after ``timeout`` seconds (ART's HopSkipJump can stall on a forest's
+    piecewise-constant decision: it then counts as not run for that seed)."""
     if not Path(python).is_file():
         return {"error": f"no Python at {python} (a venv with adversarial-robustness-toolbox)"}
     prepare, forest = model[:-1], model[-1]
@@ -99,8 +101,12 @@ def _art(model: Any, X: Any, y: np.ndarray, member: np.ndarray, n_art: int, seed
 
         joblib.dump(job, Path(tmp) / "in.joblib")
         script = Path(__file__).with_name("_art_label_only.py")
-        run = subprocess.run([python, str(script), str(Path(tmp) / "in.joblib"),
-                              str(Path(tmp) / "out.json")], capture_output=True, text=True)
+        try:
+            run = subprocess.run([python, str(script), str(Path(tmp) / "in.joblib"),
+                                  str(Path(tmp) / "out.json")], capture_output=True, text=True,
+                                 timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"did not finish within {timeout:.0f} s (stopped)"}
         if run.returncode != 0:
             return {"error": run.stderr.strip().splitlines()[-1] if run.stderr.strip()
                     else f"exit status {run.returncode}"}
@@ -144,7 +150,8 @@ def _cell(name: str, X: Any, y: np.ndarray, sizes: tuple, seed: int, args: Any) 
         keep["shadow_queries"] = getattr(attack, "n_shadow_queries_", None)
         cell["attacks"][row["attack"]] = keep
         cell["scores"][row["attack"]] = frame["score"].to_numpy()
-    art = _art(model, X_cand, y_cand, member, args.art_records, seed, args.art_python)
+    art = _art(model, X_cand, y_cand, member, args.art_records, seed, args.art_python,
+               args.art_timeout)
     cell["art"] = {k: v for k, v in art.items() if k not in ("gap", "boundary")}
     if "error" not in art:
         if not np.array_equal(np.asarray(art["gap"]["scores"]), cell["scores"]["gap"]):
@@ -168,15 +175,21 @@ def _pooled_tpr(cells: list, attack: str, key: str = "attacks") -> str:
     """TPR at 1% FPR pooled over seeds (sum of true positives), with its 95% interval."""
     from tabmia.metrics import clopper_pearson
 
-    tp = n = 0
+    tp = n = seeds = 0
     for c in cells:
         m = c.get(key, {}).get(attack)
-        if m is None or m.get("tpr@0.01") is None:
+        if m is None:
+            continue  # not run on this seed (ART stopped): pooled over the others
+        if m.get("tpr@0.01") is None:
             return "n/a"
         tp += round(m["tpr@0.01"] * m["n_members"])
         n += m["n_members"]
+        seeds += 1
+    if n == 0:
+        return "n/a"
     lo, hi = clopper_pearson(tp, n)
-    return f"{tp / n:.3f} [{lo:.3f}, {hi:.3f}]"
+    some = "" if seeds == len(cells) else f" ({seeds} of {len(cells)} seeds)"
+    return f"{tp / n:.3f} [{lo:.3f}, {hi:.3f}]{some}"
 
 
 def _per_seed(cells: list, attack: str, metric: str, key: str = "attacks") -> str:
@@ -191,7 +204,7 @@ def _per_seed(cells: list, attack: str, metric: str, key: str = "attacks") -> st
 
 
 def _table(name: str, cells: list) -> list[str]:
-    attacks = list(cells[0]["attacks"])
+    attacks = list(dict.fromkeys(a for c in cells for a in c["attacks"]))
     lines = [f"\n### {name}\n",
              f"Target accuracy: train {mean_std([c['train_accuracy'] for c in cells])}, "
              f"held out {mean_std([c['test_accuracy'] for c in cells])}.\n",
@@ -200,7 +213,7 @@ def _table(name: str, cells: list) -> list[str]:
              "| queries per record | queries (target, per seed) | seconds |",
              "|---|---|---|---|---|---|---|---|---|"]
     for a in attacks:
-        rows = [c["attacks"][a] for c in cells]
+        rows = [c["attacks"][a] for c in cells if a in c["attacks"]]
         own = ("; ".join(f"{r['tp']}/{r['fp']}" for r in rows) if "tp" in rows[0] else "n/a")
         secs = mean_std([r["fit_seconds"] + r["score_seconds"] for r in rows])
         lines.append(
@@ -208,10 +221,15 @@ def _table(name: str, cells: list) -> list[str]:
             f"{_per_seed(cells, a, 'auc')} | {mean_std([r['auc'] for r in rows])} | {own} | "
             f"{rows[0]['queries_per_record']} | {int(np.mean([r['n_queries'] for r in rows]))}"
             f" | {secs} |")
-    if all("subsample" in c for c in cells):
+    errors = [f"seed {c['seed']}: {c['art']['error']}" for c in cells if "error" in c["art"]]
+    if errors:
+        lines.append(f"\nART not run on: {'; '.join(errors)}.")
+    ran = [c for c in cells if "subsample" in c]
+    if ran:
+        cells = ran
         n = cells[0]["art"]["rows"]
         lines += [f"\nOn ART's subsample ({n} candidates per seed, half members; HopSkipJump "
-                  f"budget {HSJ}):\n",
+                  f"budget {HSJ}; seeds {[c['seed'] for c in cells]}):\n",
                   "| attack | TPR @ 1% FPR, per seed [95% CI] | pooled | AUC mean ± std | "
                   "queries per record |", "|---|---|---|---|---|"]
         for a in cells[0]["subsample"]:
@@ -250,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         "TABMIA_ART_PYTHON", "/work/venvs/art/bin/python"))
     parser.add_argument("--art-records", type=int, default=200,
                         help="candidates ART's HopSkipJump scores per seed (half members)")
+    parser.add_argument("--art-timeout", type=float, default=600.0,
+                        help="seconds ART's attacks may take per seed before they are stopped")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, a smoke run")
     parser.add_argument("--out", default=None)
     parser.add_argument("--threads", type=int, default=None)
@@ -274,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         print("no data set present", file=sys.stderr)
         return 2
     load["end"] = os.getloadavg()
-    art = next((c["art"] for cells in results.values() for c in cells), {})
+    arts = [c["art"] for cells in results.values() for c in cells]
+    art = next((a for a in arts if "art_version" in a), arts[0] if arts else {})
     lines = [
         __doc__.split("\n\n")[1].replace("\n", " ") + "\n",
         f"Seeds: {args.seeds}; sizes (members, public, non-members) "
