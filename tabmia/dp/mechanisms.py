@@ -20,6 +20,7 @@ same record twice draws fresh noise (the audit asks once).
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from numbers import Real
 from typing import Any
 
@@ -35,7 +36,7 @@ from tabmia._records import row_hashes
 __all__ = ["RandomizedResponseClassifier", "GaussianMembershipClassifier"]
 
 
-class _MembershipMechanism(ClassifierMixin, BaseEstimator):
+class _MembershipMechanism(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Fit stores the training rows' hashes; predict_proba answers through ``_release``."""
 
     def fit(self, X: Any, y: Any) -> _MembershipMechanism:
@@ -60,8 +61,9 @@ class _MembershipMechanism(ClassifierMixin, BaseEstimator):
         """The first class for every record (the mechanisms do not classify)."""
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    @abstractmethod
     def _release(self, member: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
-        raise NotImplementedError
+        """The released statistic of each queried record, from its membership bit."""
 
 
 class RandomizedResponseClassifier(_MembershipMechanism):
