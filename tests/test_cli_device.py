@@ -6,6 +6,8 @@ records its device and trains on the CPU instead.
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 import tabmia.backends as backends
@@ -73,9 +75,19 @@ class _Fits:
 
 @pytest.fixture
 def two_gpus(monkeypatch):
+    import tabmia._device as device_mod
+
     monkeypatch.setattr(backends, "gpu_present", lambda: True)
     for probe in ("_catboost_gpus", "_torch_gpus", "_xgboost_gpus"):
         monkeypatch.setattr(backends, probe, lambda: 2)
+    # torch devices are resolved in tabmia._device (backends' torch probe wraps it): on a
+    # machine with one real GPU, "cuda:1" must still be one of the two mocked ones
+    monkeypatch.setattr(device_mod, "_torch_gpus", lambda: 2)
+    if importlib.util.find_spec("torch") is not None:
+        import tabmia.shadow.batched as batched
+
+        # group sizes read the mocked GPU's free memory
+        monkeypatch.setattr(batched, "_available_memory", lambda device: 8 * 2**30)
 
 
 @pytest.mark.parametrize("model", MODEL_NAMES)

@@ -135,8 +135,13 @@ class RecordingGPUModel(ClassifierMixin, BaseEstimator):
 
 
 @pytest.fixture
-def fake_gpu_backend(monkeypatch):
+def fake_gpu_backend(monkeypatch, tmp_path):
     gpus = {"n": 2}
+    # locks of their own: on a GPU machine, real GPU tests in other pytest-xdist workers
+    # hold the machine's locks of the real devices meanwhile
+    import tabmia.shadow._schedule as schedule
+
+    monkeypatch.setattr(schedule, "_lock_folder", lambda: tmp_path)
     fake = Backend(name="fakegpu", label="FakeGPU", modules=("tests",), factory=None,
                    device_params=("device",), execution_params=frozenset({"device"}),
                    gpu_min_rows=0, probe=lambda: gpus["n"])

@@ -144,15 +144,21 @@ def _train_mlp_group(
     count, and one thread per job was also the fastest measured); GPU work holds one
     of ``gpus`` alone.
     """
+    from tabmia.shadow._stacked import thread_map
     from tabmia.shadow.batched import fit_mlps_batched
 
     with gpu_slot(gpus, first=int(ks[0])) as slot, torch_threads(threads):
         models = fit_mlps_batched(
             X, y_idx, masks, seeds, recipe, slot or device, classes=classes, verbose=verbose
         )
+        # a GPU job holds all the cores (one job per GPU): the models' statistics on the
+        # pool are computed on them at once (each model's row is the same either way)
+        rows = thread_map(
+            lambda j: _statistic_row(models[j], X, y_idx, classes, statistic), len(models),
+            workers=threads if slot is not None else 1,
+        )
         return [
-            (int(k), _statistic_row(m, X, y_idx, classes, statistic), m if keep_model else None)
-            for k, m in zip(ks, models)
+            (int(k), row, m if keep_model else None) for k, row, m in zip(ks, rows, models)
         ]
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from tabmia._torch import as_float32, to_tensor
-from tabmia.shadow._stacked import init_weights, layer_sizes, stack_to_device, train_stacked
+from tabmia.shadow._stacked import init_stacked, layer_sizes, train_stacked
 from tabmia.shadow.torch_mlp import TorchMLPClassifier
 
 __all__ = ["fit_mlps_batched", "auto_group_size"]
@@ -328,14 +328,8 @@ def _train_group(
     hidden = template._hidden()
     wide = max(widths)
     gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
-    inits = []
-    for width, gen in zip(widths, gens):  # a loop over models
-        weights = init_weights(layer_sizes(width, hidden, classes.size), gen)
-        if width < wide:
-            weights[0] = torch.cat([weights[0], weights[0].new_zeros(wide - width,
-                                                                     weights[0].shape[1])])
-        inits.append(weights)
-    stacked = stack_to_device(inits, dev)
+    sizes = [layer_sizes(width, hidden, classes.size) for width in widths]
+    stacked = [t.to(dev).requires_grad_(True) for t in init_stacked(sizes, gens, wide)]
     bar = progress = None
     if verbose:
         from tqdm.auto import tqdm
@@ -347,6 +341,7 @@ def _train_group(
         X_t, y_t, rows, gens, stacked, activation=template.activation,
         epochs=int(template.epochs), batch_size=int(template.batch_size),
         lr=float(template.lr), weight_decay=float(template.weight_decay), progress=progress,
+        matmul_precision=template.matmul_precision, fused_step=bool(template.fused_step),
     )
     if bar is not None:
         bar.close()
