@@ -72,6 +72,7 @@ def profile_mode(mode: str, K: int, epochs: int) -> dict[str, Any]:
                      classes=np.arange(100))
     _sync()
     wall = time.perf_counter() - t0
+    print(f"{mode}: K={K}, {epochs} epochs: wall_s {wall:.2f}", flush=True)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         fit_mlps_batched(X, y, masks, seeds, {**params, "epochs": 1}, "cuda",
                          classes=np.arange(100))
@@ -170,18 +171,20 @@ def _save(section: str, rows: list[dict[str, Any]], args: dict[str, Any]) -> Non
 def render() -> None:
     """Merge the section files into gpu_shadows.json / .md and shadow_speed.json."""
     pieces = {}
-    for section in ("profile", "lira", "boosting"):
+    for section in ("e2e", "profile", "lira", "boosting"):
         if os.path.exists(_piece(section)):
             with open(_piece(section)) as fh:
                 pieces[section] = json.load(fh)
-    lines = []
+    lines = ["The header above names the machine that merged the sections; each section "
+             "names the GPU machine it ran on.\n"]
     for section, piece in pieces.items():
         m = piece["machine"]
         lines.append(f"## {section}\n\nRun on {m['gpu']} with {m['cpu_count']} CPU cores "
                      f"({m['date']}; torch {m['versions'].get('torch')}, catboost "
                      f"{m['versions'].get('catboost')}, xgboost {m['versions'].get('xgboost')}; "
-                     f"load {', '.join(f'{x:.1f}' for x in m['load_avg'])}); "
-                     f"arguments {piece['args']}.\n")
+                     f"load {', '.join(f'{x:.1f}' for x in m['load_avg'])}).\n")
+        if "note" in piece["args"]:
+            lines.append(f"Note: {piece['args']['note']}\n")
         lines += _TABLES[section](piece["rows"])
         lines.append("")
     payload = {"sections": pieces}
@@ -197,14 +200,20 @@ def render() -> None:
         speed_path.write_text(json.dumps(speed, indent=2) + "\n")
 
 
+def _e2e_table(rows: list[dict[str, Any]]) -> list[str]:
+    return [f"- `{r['what']}`: {r['result']}" for r in rows]
+
+
 def _profile_table(rows: list[dict[str, Any]]) -> list[str]:
-    out = ["| mode | K | epochs | wall s | s per epoch | GPU busy in a profiled epoch s | "
-           "kernel launches per epoch | top kernel (GPU s) |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+    out = ["| mode | K | epochs | wall s (with weight set-up) | s per epoch | "
+           "GPU time of a profiled 1-epoch fit s | kernel launches | top GPU ops (s) |",
+           "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        top = r["top_kernels"][0]
+        tops = "; ".join(f"{t['name'][:40]} ({t['gpu_s']:.2f})" for t in r.get("top_kernels", [])[:4])
+        busy = r.get("profiled_epoch_gpu_busy_s")
         out.append(f"| {r['mode']} | {r['K']} | {r['epochs']} | {r['wall_s']:.1f} | "
-                   f"{r['s_per_epoch']:.2f} | {r['profiled_epoch_gpu_busy_s']:.2f} | "
-                   f"{r['kernel_launches']} | {top['name']} ({top['gpu_s']:.2f}) |")
+                   f"{r['s_per_epoch']:.2f} | {'-' if busy is None else f'{busy:.2f}'} | "
+                   f"{r.get('kernel_launches', '-')} | {tops or r.get('note', '-')} |")
     return out
 
 
@@ -243,7 +252,7 @@ def _boosting_table(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-_TABLES = {"profile": _profile_table, "lira": _lira_table, "boosting": _boosting_table}
+_TABLES = {"e2e": _e2e_table, "profile": _profile_table, "lira": _lira_table, "boosting": _boosting_table}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -277,6 +286,7 @@ def main(argv: list[str] | None = None) -> None:
                 for device, threads in (("gpu", 16), ("cpu", 2), ("cpu", 16)):
                     rows.append(boosting_case(lib, n, device, threads))
                     print(json.dumps(rows[-1]), flush=True)
+                    _save("boosting", rows, vars(args))
     else:
         parser.error("give --section or --render")
     _save(args.section, rows, vars(args))

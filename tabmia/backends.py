@@ -14,11 +14,17 @@ adding a record here (and its test).
 - the torch MLP: whenever torch sees a GPU (many MLPs train as one batched network, which
   fills a GPU at any size);
 - CatBoost and XGBoost: when the library can use a GPU *and* a model trains on at least
-  :data:`GPU_MIN_ROWS` rows. On smaller data a GPU fit is slower than the CPU: the
-  CPU/GPU crossover of one CatBoost model measured on an H100 against 16 CPU threads lies
-  between 2*10^4 and 2*10^5 rows (``benchmarks/results/shadow_speed.md``); 10^5 rounds it
-  up, so that "auto" never picks the slower device in the measured cases. Without a row
-  count, "auto" is the CPU for them;
+  :func:`auto_gpu_rows` rows: :data:`GPU_MIN_ROWS` (10^5), or
+  :data:`GPU_ROWS_PER_CORE` (2*10^4) per CPU core where that is more. On smaller data
+  the CPU is faster. Measured on an H100 with 16 CPU cores
+  (``benchmarks/results/gpu_shadows.md``; one CatBoost model, 300 iterations, depth 6,
+  30 features): 10^4 rows 1.6 s on the GPU, 1.1 s on 16 threads, 1.8 s on 2; 10^5 rows
+  1.5 / 1.9 / 4.8 s; 10^6 rows 2.1 / 10.0 / 39.8 s. A GPU holds one fit at a time while
+  the CPU trains shadows in parallel jobs, so per shadow model the CPU costs about its
+  2-thread time divided by half the cores: the GPU pays from about 2*10^4 rows per
+  core (on 16 cores between 10^5 rows, where 8 CPU jobs take 0.6 s a model against the
+  GPU's 1.5 s, and 10^6, 5.0 s against 2.1 s). XGBoost follows the same rule, not
+  measured on a GPU here. Without a row count, "auto" is the CPU for them;
 - LightGBM and scikit-learn: always the CPU (LightGBM's GPU needs a custom build).
 
 Libraries are imported only when a record is asked something that needs them.
@@ -43,6 +49,8 @@ from tabmia._device import resolve_device_name
 
 __all__ = [
     "GPU_MIN_ROWS",
+    "GPU_ROWS_PER_CORE",
+    "auto_gpu_rows",
     "Backend",
     "BACKENDS",
     "backend_of",
@@ -56,8 +64,21 @@ __all__ = [
     "gpu_present",
 ]
 
-#: Training rows from which ``device="auto"`` puts CatBoost and XGBoost on a GPU.
+#: Fewest training rows from which ``device="auto"`` puts CatBoost and XGBoost on a GPU.
 GPU_MIN_ROWS = 100_000
+#: Training rows per CPU core from which the GPU beats a machine's cores (see above).
+GPU_ROWS_PER_CORE = 20_000
+
+
+def auto_gpu_rows(min_rows: int = GPU_MIN_ROWS) -> int:
+    """Training rows from which ``device="auto"`` picks the GPU on this machine.
+
+    ``max(min_rows, GPU_ROWS_PER_CORE * cores)``, ``cores`` as joblib counts them (the
+    processors this process may use).
+    """
+    import joblib
+
+    return max(int(min_rows), GPU_ROWS_PER_CORE * max(1, int(joblib.cpu_count())))
 
 
 # ------------------------------------------------------------------ GPU probes
@@ -200,8 +221,8 @@ class Backend:
     execution_params : frozenset of str
         Parameters that change how a model is computed, not which model.
     gpu_min_rows : int or None
-        ``"auto"`` uses a GPU from this many training rows (0: whenever one is seen;
-        None: never).
+        ``"auto"`` uses a GPU from this many training rows, or from
+        :func:`auto_gpu_rows` where that is more (0: whenever one is seen; None: never).
     thread_invariant : bool
         The fitted model does not depend on its thread count (checked by the tests), so
         the scheduler may give a job more than one thread. scikit-learn's ensembles are
@@ -255,7 +276,9 @@ class Backend:
         if device is None or (isinstance(device, str) and device == "auto"):
             if self.gpu_min_rows is None or not self.device_params:
                 return "cpu"
-            if self.gpu_min_rows > 0 and (n_rows is None or n_rows < self.gpu_min_rows):
+            if self.gpu_min_rows > 0 and (
+                n_rows is None or n_rows < auto_gpu_rows(self.gpu_min_rows)
+            ):
                 return "cpu"  # decided without probing a driver
         elif not self.device_params:
             _check_vocabulary(device)

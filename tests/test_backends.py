@@ -91,15 +91,31 @@ def test_execution_params_keep_the_cache_keys_of_before():
 
 
 @pytest.mark.parametrize(("n_rows", "expected"), [
-    (None, "cpu"), (2 * 10**4, "cpu"), (GPU_MIN_ROWS - 1, "cpu"), (GPU_MIN_ROWS, "cuda"),
-    (10**6, "cuda"),
+    (None, "cpu"), (2 * 10**4, "cpu"), ("threshold - 1", "cpu"), ("threshold", "cuda"),
+    (10**7, "cuda"),
 ])
 def test_auto_uses_the_gpu_only_from_the_size_where_it_pays(monkeypatch, n_rows, expected):
     _gpus(monkeypatch, 1)
+    threshold = backends.auto_gpu_rows()
+    if isinstance(n_rows, str):
+        n_rows = threshold - 1 if n_rows.endswith("- 1") else threshold
     for name in ("catboost", "xgboost"):
         assert BACKENDS[name].resolve("auto", n_rows=n_rows) == expected
     assert BACKENDS["lightgbm"].resolve("auto", n_rows=10**7) == "cpu"
     assert BACKENDS["sklearn"].resolve("cuda", n_rows=10**7) == "cpu"
+
+
+@pytest.mark.parametrize(("cores", "threshold"), [(1, GPU_MIN_ROWS), (2, GPU_MIN_ROWS),
+                                                  (5, GPU_MIN_ROWS), (16, 320_000)])
+def test_auto_gpu_size_grows_with_the_cores_it_competes_with(monkeypatch, cores, threshold):
+    """On many cores, parallel CPU jobs beat one GPU fit at a time up to larger data."""
+    import joblib
+
+    monkeypatch.setattr(joblib, "cpu_count", lambda *a, **k: cores)
+    assert backends.auto_gpu_rows() == threshold
+    _gpus(monkeypatch, 1)
+    assert BACKENDS["catboost"].resolve("auto", n_rows=threshold - 1) == "cpu"
+    assert BACKENDS["catboost"].resolve("auto", n_rows=threshold) == "cuda"
 
 
 def test_auto_below_the_size_probes_no_driver(monkeypatch):

@@ -343,4 +343,4 @@ def test_gpu_fits_hold_a_gpu_and_auto_waits_for_size(small_game, monkeypatch):
     assert pinned.gpus_ == ("cuda:1",) and spy.gpus == ["cuda:1", "cuda:1"]
     # "auto": 150 rows per regressor are far below the size where a GPU pays
     assert QuantileAttack(target, random_state=0, **FAST).fit(Xp[:300], yp[:300]).device_ == "cpu"
-    assert backends.BACKENDS["catboost"].resolve("auto", n_rows=backends.GPU_MIN_ROWS) == "cuda"
+    assert backends.BACKENDS["catboost"].resolve("auto", n_rows=backends.auto_gpu_rows()) == "cuda"

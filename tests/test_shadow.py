@@ -522,7 +522,8 @@ def test_boosting_factories_auto_rule_with_a_mocked_gpu(monkeypatch):
 
     monkeypatch.setattr(backends, "_catboost_gpus", lambda: 1)
     monkeypatch.setattr(backends, "_xgboost_gpus", lambda: 1)
-    big, small = backends.GPU_MIN_ROWS, backends.GPU_MIN_ROWS - 1
+    big = backends.auto_gpu_rows()
+    small = big - 1
     assert gpu_available("catboost") and gpu_available("xgboost")
     assert catboost_classifier(n_rows=big).get_params()["task_type"] == "GPU"
     assert catboost_classifier(n_rows=small).get_params()["task_type"] == "CPU"

@@ -200,7 +200,7 @@ def _matmul_precision(precision: str, device: Any) -> Iterator[Any]:
     before = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     try:
-        if precision == "bfloat16":
+        if precision == "bfloat16" and device.type == "cuda":
             yield functools.partial(torch.autocast, device_type=device.type,
                                     dtype=torch.bfloat16)
         else:
