@@ -274,6 +274,12 @@ class ExperimentResult:
         The split of each repeat.
     target_accuracy : DataFrame
         Train and held-out accuracy of the target per repeat.
+    attacks : list
+        The fitted attacks.
+    findings : tuple of tabmia.plausibility.Finding
+        What the plausibility checks found in the inputs and the scores (empty when
+        nothing, or when no check ran); the verdict and the gate decide from them
+        (:mod:`tabmia.report.state`).
     """
 
     scores: pd.DataFrame
@@ -282,6 +288,7 @@ class ExperimentResult:
     splits: list = field(default_factory=list)
     target_accuracy: pd.DataFrame | None = None
     attacks: list = field(default_factory=list)
+    findings: tuple = ()
 
     def summary(self) -> pd.DataFrame:
         """Mean and standard deviation over repeats of each numeric metric, per attack."""

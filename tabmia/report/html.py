@@ -21,7 +21,8 @@ from tabmia.metrics import (
 )
 from tabmia.report.plots import plot_roc, plot_score_histograms
 from tabmia.report.tables import format_scores, results_table
-from tabmia.report.verdict import own_threshold_summary, verdict_lines
+from tabmia.report.state import CANNOT_TELL, SHOWN, verdict_state
+from tabmia.report.verdict import finding_role, own_threshold_summary, verdict_lines
 
 __all__ = ["riskiest_records", "write_html_report", "page_head", "table_html", "png_img"]
 
@@ -38,6 +39,13 @@ background:#f3f5f7;border-radius:4px;padding:2px 8px;margin:2px 6px 2px 0}
 .verdict{background:#f6f8fa;border-left:4px solid #0969da;padding:.2em 1em .6em;margin-top:1em}
 .verdict h2{border:none;margin-top:.6em}.verdict li{margin:.3em 0}.risk{font-size:1.08em;font-weight:600}
 .gate{border-left-color:#8250df}
+.state{display:inline-block;font-weight:700;text-transform:uppercase;letter-spacing:.04em;
+padding:2px 10px;border-radius:4px;margin:.6em 0 .2em;color:#fff;background:#1a7f37}
+.state.shown{background:#cf222e}.state.cannot{background:#9a6700}
+.verdict.cannot{border-left-color:#9a6700}.verdict.shown{border-left-color:#cf222e}
+.finding{background:#fff8c5;border:1px solid #d4a72c;border-radius:4px;padding:.4em .8em;
+margin:.5em 0}.finding.blocks{background:#ffebe9;border-color:#cf222e}
+.finding.accepted{background:#f6f8fa;border-color:#8c959f}.finding b{font-family:monospace}
 .fit th{font-size:.95em}
 td.yes{background:#dafbe1;font-weight:600}td.no{background:#ffebe9;font-weight:600}
 td.unresolved{background:#fff8c5;font-weight:600}
@@ -241,6 +249,7 @@ def write_html_report(
     version: str | None = None,
     date: str | None = None,
     gate: list[str] | None = None,
+    accept_warnings: Any = (),
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -269,6 +278,12 @@ def write_html_report(
     gate : list of str, default=None
         The privacy gate's lines (:meth:`tabmia.gate.GateResult.lines`), shown after the
         verdict.
+    accept_warnings : iterable of str, default=()
+        Findings the user overrides by name (:func:`tabmia.report.state.verdict_state`).
+
+    The verdict box opens with the audit's state (risk shown, risk not shown, cannot
+    tell) and holds every plausibility finding, each marked as what it does: makes the
+    verdict cannot-tell, was accepted by the user, or notes what the attacks see.
     """
     import datetime
 
@@ -291,9 +306,17 @@ def write_html_report(
         parts.append("<p>" + "".join(
             f"<span class='key'><b>{esc(str(k))}</b>: {esc(str(v))}</span>"
             for k, v in context.items()) + "</p>")
+    state = verdict_state(result, accept_warnings=accept_warnings)
     lines = verdict_lines(result, context=context, gammas=gammas, epsilon=epsilon,
-                          delta=delta)
-    parts.append(f"<section class='verdict'><h2>Verdict</h2><p class='risk'>{esc(lines[0])}</p><ul>"
+                          delta=delta, state=state, with_findings=False)
+    look = {SHOWN: "shown", CANNOT_TELL: "cannot"}.get(state.state, "")
+    findings = "".join(
+        f"<div class='finding {'blocks' if f.check in state.blocking else ''}"
+        f"{'accepted' if f.check in state.accepted else ''}'><b>{esc(f.check)}</b> "
+        f"({esc(finding_role(f, state))}): {esc(f.message)}.</div>" for f in state.findings)
+    parts.append(f"<section class='verdict {look}'><h2>Verdict</h2>"
+                 f"<p class='state {look}'>{esc(state.state)}</p>"
+                 f"<p class='risk'>{esc(lines[0])}</p>{findings}<ul>"
                  + "".join(f"<li>{esc(line)}</li>" for line in lines[1:]) + "</ul></section>")
     if gate:
         parts.append("<section class='verdict gate'><h2>Privacy gate</h2><ul>"
