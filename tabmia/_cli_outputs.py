@@ -21,7 +21,7 @@ from typing import Any
 from tabmia.exceptions import RunNote
 
 __all__ = ["fpr_fallback_notes", "one_line_warnings", "recorded_warnings", "shown",
-           "terminal_summary", "write_outputs"]
+           "terminal_summary", "wrapped", "write_outputs"]
 
 #: Columns of the terminal's summary (results.md and report.html keep the full table).
 TERMINAL_WIDTH = 100
@@ -91,20 +91,23 @@ def shown(value: Any) -> Any:
     return "; ".join(map(str, value)) if isinstance(value, list) else value
 
 
+def wrapped(text: str, first: str = "", rest: str = "  ") -> str:
+    """``text`` in lines of at most :data:`TERMINAL_WIDTH` columns (a word longer than
+    that, such as a long path, stays whole)."""
+    import textwrap
+
+    return textwrap.fill(text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest,
+                         break_on_hyphens=False, break_long_words=False)
+
+
 def terminal_summary(header: str, state: Any, verdict: list[str], table: Any) -> str:
     """What ``tabmia audit`` prints: the header, the verdict's state and sentences and a
     short table (:func:`tabmia.report.tables.summary_table`), each line at most
     :data:`TERMINAL_WIDTH` columns (an attack name longer than the room left excepted)."""
-    import textwrap
-
     from tabmia.report.tables import text_table
 
-    def wrap(text: str, first: str = "", rest: str = "  ") -> str:
-        return textwrap.fill(text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest,
-                             break_on_hyphens=False)
-
-    parts = [wrap(header.strip()), "", wrap(f"Verdict: {state.state}.")]
-    parts += [wrap(line, "- ") for line in verdict]
+    parts = [wrapped(header.strip()), "", wrapped(f"Verdict: {state.state}.")]
+    parts += [wrapped(line, "- ") for line in verdict]
     parts += ["", text_table(table), "(full table: results.md and report.html)"]
     return "\n".join(parts)
 

@@ -38,7 +38,7 @@ from tabmia._cli_inputs import (
 )
 from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_outputs import (
-    fpr_fallback_notes, recorded_warnings, shown, terminal_summary, write_outputs,
+    fpr_fallback_notes, recorded_warnings, shown, terminal_summary, wrapped, write_outputs,
 )
 from tabmia.recipes import AUDIT_ATTACKS, LABEL_AUDIT_ATTACKS
 
@@ -511,6 +511,6 @@ def run_audit(args: argparse.Namespace) -> int:
     print(terminal_summary(header, state, verdict, summary_table(result.metrics)))
     gate = evaluate_cli_gate(args, result)
     write_outputs(args, result, md, context, records, elapsed, verdict, gate=gate, state=state)
-    print(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, roc.png "
-          f"({elapsed:.1f} s)")
+    print(wrapped(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, "
+                  f"roc.png ({elapsed:.1f} s)"))
     return report_gate(gate)

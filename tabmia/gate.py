@@ -389,7 +389,7 @@ def _check_tpr(summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame) -> L
                          "n_members": summary["n_members"], "fp": summary["fp"],
                          "n_nonmembers": summary["n_nonmembers"], "fpr_target": aim,
                          "tied": ties["tied"].fillna(0).to_numpy(), "extra_tp": extra,
-                         "blind": ties["blind"].fillna(False).to_numpy(bool)},
+                         "blind": ties["blind"].eq(True).to_numpy()},
                         index=summary.index)
     rows["outcome"] = np.where(strict & (rows["low"] > cap), "above",
                                np.where(loose & (rows["high"] <= cap), "below", "unresolved"))

@@ -88,8 +88,10 @@ def test_strongest_is_most_members_flagged_within_the_fpr_promise():
     assert "more than its 1% FPR allows" in ranking
     # alone, the promise-breaking attack gives no reliable measure, and says so
     alone = _result(member, {"loose": loose}, {"loose": 1.0})
-    assert verdict_lines(alone)[0].startswith("Risk not measured reliably: every attack flags "
-                                              "more non-members than the FPR it aimed at allows")
+    assert verdict_lines(alone)[0].startswith(
+        "Cannot tell (risk not measured reliably) at 1% FPR for an attacker holding public "
+        "records of the same population: every attack flags more non-members than the FPR it "
+        "aimed at allows")
 
 
 def test_verdict_names_a_significant_auc_when_no_threshold_beats_guessing():
@@ -101,7 +103,9 @@ def test_verdict_names_a_significant_auc_when_no_threshold_beats_guessing():
     lo = result.metrics["auc_low"].iloc[0]
     assert lo > 0.5
     lines = verdict_lines(result)
-    assert lines[0].startswith("Risk not shown at 1% FPR: no attack flags a single training record")
+    assert lines[0].startswith("Risk not shown at 1% FPR for an attacker holding public records "
+                               "of the same population: no attack did better than chance: none "
+                               "flags a single training record")
     assert re.search(r"loss's AUC is 0\.\d{3} \[0\.\d{3}, 0\.\d{3}\] \(95% bootstrap interval, "
                      r"above 0\.5\)", lines[1])
     # the same scores with a chance-level ranking: no AUC sentence
@@ -329,8 +333,10 @@ def test_cli_header_and_verdict_name_the_shadow_recipe(tmp_path, capsys):
     out = tmp_path / "rep"
     assert main(["audit", "--attacks", "loss,lira", "--n-shadow", "4", "--out", str(out),
                  "--quiet"]) == 0
-    stdout = capsys.readouterr().out
-    header = stdout.splitlines()[0]
+    printed = capsys.readouterr().out
+    assert max(len(line) for line in printed.splitlines()) <= 100  # a terminal's width
+    stdout = " ".join(printed.split())  # the lines wrapped at 100 columns, joined
+    header = stdout.split(" Verdict:")[0]
     assert "shadow recipe: the target's own recipe (random_forest)" in header
     assert "shadow / reference models were trained with the target's own recipe " \
            "(random_forest)." in stdout

@@ -132,7 +132,8 @@ def verdict_lines(
     splits = getattr(result, "splits", None)
     n_public = len(splits[0].public) if splits else context.get("attacker public records")
     attacker = _attacker(state, n_public)
-    measured = _risk_statement(state, best_name, best, n_mem, attacker)
+    measured = _risk_statement(state, best_name, best, n_mem, attacker,
+                               nothing_flagged=int(summary["tp"].sum()) == 0)
     if state.contradicted:
         names = ", ".join(state.blocking)
         lines = [f"Cannot tell: the inputs contradict themselves ({names}), so the attacks' "
@@ -224,7 +225,7 @@ def _not_covered(state: VerdictState) -> str:
 
 
 def _risk_statement(state: VerdictState, name: str, best: pd.Series, n_mem: int,
-                    attacker: str) -> str:
+                    attacker: str, *, nothing_flagged: bool) -> str:
     """The decision in a sentence or two: for which attacker, at which error rate, how sure."""
     aim = (f"aimed at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none"
            else "with no FPR goal")
@@ -243,12 +244,12 @@ def _risk_statement(state: VerdictState, name: str, best: pd.Series, n_mem: int,
     at = f" at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none" else ""
     more = _not_covered(state)
     if best["promise"] == "broken" and state.strongest is not None:
-        return (f"Cannot tell{at} for {attacker}: every attack flags more non-members than the "
+        return (f"Cannot tell (risk not measured reliably){at} for {attacker}: every attack flags more non-members than the "
                 f"FPR it aimed at allows, so no threshold kept its promise (too few public "
                 f"records, or public records unlike the candidates). The strongest by TPR − FPR, "
                 f"{how}, singles out {count}, while wrongly flagging {false}{sure}.{more}")
     if state.strongest is None:
-        if int(best["tp"]) == 0:
+        if nothing_flagged:
             detail = (f"none flags a single training record at its own threshold ({aim}); with "
                       f"{n_pos} training records scored, at most {best['tpr_high']:.3f} of them "
                       f"could be singled out this way (95% upper bound), and {int(best['fp'])} "
