@@ -149,13 +149,33 @@ def test_riskiest_table_prints_scores_on_the_right_side_of_the_threshold(tmp_pat
     s = np.r_[np.linspace(1.0020, 1.0034, 40), np.linspace(0.2, 1.0021, 40)]
     result = _result(member, {"rmia": s}, {"rmia": 1.0027})
     html = write_html_report(result, tmp_path / "r.html", top_k=40).read_text()
-    assert "score: rmia (flagged at ≥ 1.0027)" in html
+    assert "rmia (flagged ≥ 1.0027)" in html
     table = _html_table(html[html.index("Riskiest training records"):])
-    col = "score: rmia (flagged at ≥ 1.0027)"
+    col = "rmia (flagged ≥ 1.0027)"
     printed = table[col].astype(float)
-    flagged_by = table["flagged at own threshold by"] == "rmia"
+    flagged_by = table["flagged by (own threshold)"] == "rmia"
     assert flagged_by.any() and (~flagged_by).any()
     assert ((printed >= 1.0027) == flagged_by).all()
+
+
+def test_riskiest_table_headers_carry_rounded_thresholds(tmp_path):
+    # thresholds a float's width above 1 (confidence) and above 0 (loss of an overfit
+    # model): the headers read "> 1" and "> 0", and the cells agree with them
+    member = np.r_[np.ones(40, bool), np.zeros(40, bool)]
+    conf = np.r_[np.r_[np.full(10, 1.0), np.linspace(1.0 + 1e-15, 1.0 + 1e-14, 30)],
+                 np.linspace(0.5, 1.0, 40)]
+    loss = np.r_[np.r_[np.zeros(20), np.linspace(1e-300, 1e-290, 20)], -np.linspace(0, 1, 40)]
+    result = _result(member, {"confidence": conf, "loss": loss},
+                     {"confidence": np.nextafter(1.0, 2.0), "loss": np.nextafter(0.0, 1.0)})
+    html = write_html_report(result, tmp_path / "r.html", top_k=40).read_text()
+    table = _html_table(html[html.index("Riskiest training records"):])
+    for name, cut in (("confidence", 1.0), ("loss", 0.0)):
+        col = f"{name} (flagged &gt; {cut:g})"
+        assert col in table.columns, list(table.columns)
+        flagged = table["flagged by (own threshold)"].str.contains(name)
+        assert flagged.any() and (~flagged).any()
+        assert ((table[col].astype(float) > cut) == flagged).all()
+    assert "record contents" not in table.columns and "attacks flagging it" not in table.columns
 
 
 def _html_table(text: str) -> pd.DataFrame:

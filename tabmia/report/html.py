@@ -161,14 +161,31 @@ def _format_scores(shown: pd.DataFrame, thresholds: dict[str, float]) -> dict[st
     """Print each ``score: <attack>`` column of ``shown`` in place so that every printed
     score is on the same side of the printed threshold as the score itself
     (:func:`~tabmia.report.tables.format_scores`); returns new column names that carry
-    the threshold."""
+    the threshold, rounded.
+
+    A threshold set just above a score (a float's width above 1 or 0:
+    1.0000000000000002, 4.9e-324) reads as "flagged > 1" where no shown score lies
+    between the rounded value and the threshold; others keep the digits that separate
+    the shown scores (at least 4 significant)."""
     names = {}
     for col in [c for c in shown.columns if c.startswith("score: ")]:
-        t = thresholds.get(col[len("score: "):])
+        name = col[len("score: "):]
+        t = thresholds.get(name)
         t = float(t) if t is not None and np.isfinite(t) else np.nan
-        shown[col], printed = format_scores(shown[col].to_numpy(float), t)
-        if np.isfinite(t):
-            names[col] = f"{col} (flagged at ≥ {printed})"
+        values = shown[col].to_numpy(float)
+        shown[col], printed = format_scores(values, t)
+        if not np.isfinite(t):
+            names[col] = f"{name} score"
+            continue
+        names[col] = f"{name} (flagged ≥ {printed})"
+        digits = len(printed.lstrip("-").replace(".", "").split("e")[0].lstrip("0"))
+        if digits <= 6 and (abs(t) >= 1e-12 or t == 0):
+            continue  # short, and not a float's width off zero
+        rounded = 0.0 if abs(t) < 1e-12 else float(f"{t:.4g}")
+        if rounded < t and not ((values > rounded) & (values < t)).any():
+            # flagged <=> score > rounded on every shown row: print against that rule
+            shown[col] = format_scores(values, float(np.nextafter(rounded, np.inf)))[0]
+            names[col] = f"{name} (flagged > {rounded:g})"
     return names
 
 
@@ -357,12 +374,13 @@ def write_html_report(
     if epsilon is not None:
         parts.append(_dp_section(metrics, epsilon, delta, gammas))
     risky = riskiest_records(result.scores, top_k=top_k)
-    shown = risky.rename(columns={
-        "tail_probability": "lowest tail probability", "strongest_attack": "ranked most unusual by",
-        "n_flagged": "attacks flagging it", "flagged_by": "flagged at own threshold by",
-        "mean_tail_probability": "mean tail probability"})
+    # short headers and no count column (the list of flagging attacks shows it): one
+    # column per attack must fit the page
+    shown = risky.drop(columns="n_flagged").rename(columns={
+        "tail_probability": "lowest tail p", "strongest_attack": "most unusual by",
+        "flagged_by": "flagged by (own threshold)", "mean_tail_probability": "mean tail p"})
     for c in shown.columns:
-        if "tail probability" in c:
+        if "tail p" in c:
             shown[c] = shown[c].map(lambda v: f"{v:.4g}")
     shown = shown.rename(columns=_format_scores(shown, thresholds or {}))
     details = None
@@ -374,14 +392,16 @@ def write_html_report(
             details = ("record contents: " + contents.apply(lambda c: f"{c.name}=" + c).agg(
                 "; ".join, axis=1)).to_numpy()
         else:
-            shown["record contents"] = "••• masked (use --show-records)"
+            shown["contents"] = "••• masked"
     parts.append(
         f"<h2>Riskiest training records (top {len(shown)}{esc(fig_seed)})</h2><p class='note'>Row "
-        "index in the training data; tail probability = share of non-member candidates an "
-        "attack scores at least as high (small = the record stands out; it uses the "
-        "candidates' membership, so it ranks records rather than measuring an attack). Ties "
-        "are broken by the number of attacks whose own threshold flags the record, then by "
-        "the mean tail probability. With many attacks the table scrolls sideways on a narrow "
+        "index in the training data; tail p (tail probability) = share of non-member "
+        "candidates an attack scores at least as high (small = the record stands out; it "
+        "uses the candidates' membership, so it ranks records rather than measuring an "
+        "attack). Ties are broken by the number of attacks whose own threshold flags the "
+        "record, then by the mean tail probability. Each attack's column holds its score, "
+        "its header the attack's own threshold. Record contents are masked unless the "
+        "audit ran with --show-records. With many attacks the table scrolls sideways on a narrow "
         "screen; in print it fits the page.</p><div class='wide'>"
         + table_html(shown, css_class="fit", details=details) + "</div>"
     )
