@@ -199,6 +199,32 @@ def test_tied_scores_keep_a_tpr_limit_open(tied_forest):
                for line in lines)
 
 
+def test_tied_scores_cli_and_assert(tied_forest, tmp_path, capsys):
+    import joblib
+
+    forest, X_tr, y_tr, X_pop, y_pop = tied_forest
+    cols = [f"f{i}" for i in range(X_tr.shape[1])]
+    for name, X, y in (("train", X_tr, y_tr), ("pop", X_pop, y_pop)):
+        pd.DataFrame(X, columns=cols).assign(**{LABEL: y}).to_csv(tmp_path / f"{name}.csv",
+                                                                   index=False)
+    from sklearn.base import clone
+
+    forest = clone(forest).fit(pd.DataFrame(X_tr, columns=cols), y_tr)  # with column names
+    joblib.dump(forest, tmp_path / "model.joblib")
+    out = tmp_path / "out"
+    assert _audit(tmp_path, out, "train.csv", "pop.csv", "--fail-above", "tpr@0.05=0.06") == 3
+    lines = _gate_lines(capsys.readouterr().err)
+    assert "its scores tie at its threshold" in lines[0] and "cannot show TPR under 0.06" in lines[0]
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["state"]["blind"] == ["loss"] and payload["gate"]["blocked_by"] == []
+    assert "Flags nobody because its scores tie: loss" in (out / "report.html").read_text()
+    result = audit_model(forest, pd.DataFrame(X_tr, columns=cols), y_tr,
+                         pd.DataFrame(X_pop, columns=cols), y_pop, {"loss": LossAttack(fpr=0.05)})
+    with pytest.raises(AssertionError, match=r"cannot tell .*\n  tpr@0.05 <= 0.06: unresolved: "
+                                             r"loss .* its scores tie"):
+        assert_membership_risk(result, tpr_at_fpr={0.05: 0.06})
+
+
 def test_ties_do_not_change_continuous_scores():
     rng = np.random.default_rng(0)
     member = np.r_[np.ones(400, bool), np.zeros(400, bool)]
