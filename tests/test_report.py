@@ -279,9 +279,11 @@ def test_report_renders_in_headless_chromium(result, tmp_path):
     # a rendered page: mostly white background with text, tables and two plots
     assert gray.mean() > 0.7 and gray.std() > 0.1
     assert (gray < 0.5).mean() > 0.01  # dark pixels: text and plot lines
-    # the verdict box (light grey with a blue left border) is near the top of the page
-    blue = (img[..., 2] > 0.7) & (img[..., 0] < 0.2) & (img[..., 1] < 0.5)
-    assert blue[:800].sum() > 500
+    # the verdict box (light grey, its left border and state badge coloured by the state:
+    # red where risk is shown) is near the top of the page
+    assert "<p class='state shown'>risk shown</p>" in html
+    red = (img[..., 0] > 0.7) & (img[..., 1] < 0.25) & (img[..., 2] < 0.3)
+    assert red[:800].sum() > 500
 
 
 def test_dp_table_fits_screen_and_print(result, tmp_path):
@@ -363,3 +365,26 @@ def test_cli_header_and_verdict_name_the_shadow_recipe(tmp_path, capsys):
     payload = json.loads((out / "results.json").read_text())
     assert payload["context"]["shadow recipe"] == "the target's own recipe (random_forest)"
     assert payload["verdict"][0].startswith("Risk")
+
+
+def test_riskiest_records_with_six_attacks_fit_a_wide_screen(tmp_path):
+    """The riskiest-records table of a six-attack audit (CLI names, masked contents)
+    fits the page on a 1200-pixel screen and in print, without its sideways scroll."""
+    browser = _browser(tmp_path)
+    rng = np.random.default_rng(0)
+    member = np.r_[np.ones(300, bool), np.zeros(300, bool)]
+    names = ["loss", "entropy", "modified_entropy", "confidence", "lira", "rmia"]
+    scores = {n: np.r_[rng.normal(0.5, 1, 300), rng.normal(0, 1, 300)] * (i + 1)
+              for i, n in enumerate(names)}
+    thresholds = {n: float(np.quantile(s[300:], 0.95)) + 1e-7 for n, s in scores.items()}
+    records = pd.DataFrame(rng.normal(size=(600, 8)), columns=[f"f{i}" for i in range(8)])
+    page = write_html_report(_result(member, scores, thresholds), tmp_path / "r.html",
+                             records=records)
+    script = """(() => ({width: document.body.getBoundingClientRect().right,
+        tables: [...document.querySelectorAll('table')].map(t => t.getBoundingClientRect().right)}))()"""
+    try:
+        for width, media in ((1200, "screen"), (_A4_CONTENT_PX, "print")):
+            got = browser.evaluate(browser.open(page.as_uri(), width=width, media=media), script)
+            assert got["tables"][-1] <= got["width"] + 1, (width, media, got)
+    finally:
+        browser.close()
