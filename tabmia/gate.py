@@ -338,7 +338,7 @@ def evaluate_gate(
             checks.append(_check_auc(metrics, lim))
             continue
         summary = own_threshold_summary(metrics, confidence=_CONFIDENCE)
-        checks.append(_check_tpr(summary, lim, tie_reach(result.scores, float(lim.fpr)))
+        checks.append(_check_tpr(summary, lim, tie_reach(result.scores, lim.fpr or 0.0))
                       if lim.metric == "tpr" else _check_epsilon(summary, lim, delta))
     return GateResult(tuple(checks), unresolved, state)
 
@@ -400,8 +400,9 @@ def _check_tpr(summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame) -> L
                   f"{int(r['fp'])} of {int(r['n_nonmembers'])} non-members")
         goal = (f"its own threshold aimed at FPR {_num(r['fpr_target'])}"
                 if np.isfinite(r["fpr_target"]) else "its own threshold (no FPR goal)")
+        beyond = f", more than FPR {alpha:g} allows" if r["blind"] else ""
         tie = (f"its scores tie at its threshold ({int(r['tied'])} non-members share its "
-               f"highest unflagged score{', more than FPR ' + format(alpha, 'g') + ' allows' if r['blind'] else ''}): "
+               f"highest unflagged score{beyond}): "
                f"broken at random to reach FPR {alpha:g}, the tie flags about "
                f"{r['extra_tp']:.0f} more training records, TPR up to {_num(r['high'])}")
         if outcome == "above":

@@ -82,7 +82,7 @@ def assert_membership_risk(
     gate = evaluate_gate(result, limits, unresolved=unresolved, delta=delta,
                          accept_warnings=accept_warnings)
     if not gate.passed:
-        if gate.blocked_by:
+        if gate.blocked_by and gate.state is not None:
             head = (f"the audit cannot tell: the inputs contradict themselves "
                     f"({', '.join(gate.blocked_by)}), so no limit's check below is evidence "
                     f"(they say {gate.limits_outcome}). To fix: " + "; ".join(gate.state.fixes())

@@ -20,8 +20,8 @@ from tabmia.metrics import (
     dp_consistency, dp_ppv_bound, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
 )
 from tabmia.report.plots import plot_roc, plot_score_histograms
-from tabmia.report.tables import format_scores, results_table
 from tabmia.report.state import CANNOT_TELL, SHOWN, verdict_state
+from tabmia.report.tables import format_scores, results_table
 from tabmia.report.verdict import finding_role, own_threshold_summary, verdict_lines
 
 __all__ = ["riskiest_records", "write_html_report", "page_head", "table_html", "png_img"]

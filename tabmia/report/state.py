@@ -133,7 +133,8 @@ def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) ->
     kept = out["fpr_low"].to_numpy() <= aim * (1 + 1e-9)
     out["promise"] = np.where(np.isnan(aim), "none", np.where(kept, "kept", "broken"))
     out["beats_chance"] = out["tpr"] > out["fpr"]
-    group = np.where(out["beats_chance"], out["promise"].map({"kept": 0, "none": 1, "broken": 2}), 3)
+    rank = out["promise"].map({"kept": 0, "none": 1, "broken": 2})
+    group = np.where(out["beats_chance"], rank, 3)
     first = np.where(group == 0, out["tpr"], out["advantage"])
     second = np.where(group == 0, -out["fpr"], out["tpr"])
     order = np.lexsort((-second, -first, group))
@@ -302,16 +303,16 @@ def verdict_state(result: Any, *, accept_warnings: Iterable[str] = (),
     silent = {a: [i for i, tp in enumerate(r["tp_per_seed"]) if tp == 0]
               for a, r in summary.iterrows()
               if 0 < sum(tp == 0 for tp in r["tp_per_seed"]) < len(r["tp_per_seed"])}
-    common = dict(findings=findings, blocking=blocking, accepted=accepted, strongest=strongest,
-                  labels_only=labels_only, hidden_scores=hidden, blind=blind, silent_seeds=silent)
-    if blocking:
-        return VerdictState(CANNOT_TELL, "the inputs contradict themselves", **common)
-    if all_broken:
-        return VerdictState(CANNOT_TELL, "no attack's threshold kept the FPR it aimed at",
-                            **common)
     shown = (strongest is not None and best["promise"] != "broken"
              and best["tpr_low"] > best["fpr_high"])
-    return VerdictState(SHOWN if shown else NOT_SHOWN, **common)
+    state, cause = (SHOWN, "") if shown else (NOT_SHOWN, "")
+    if all_broken:
+        state, cause = CANNOT_TELL, "no attack's threshold kept the FPR it aimed at"
+    if blocking:
+        state, cause = CANNOT_TELL, "the inputs contradict themselves"
+    return VerdictState(state, cause, findings=findings, blocking=blocking, accepted=accepted,
+                        strongest=strongest, labels_only=labels_only, hidden_scores=hidden,
+                        blind=blind, silent_seeds=silent)
 
 
 def _outputs(result: Any, findings: tuple) -> tuple[bool, bool]:

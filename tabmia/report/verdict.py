@@ -13,15 +13,23 @@ import numpy as np
 import pandas as pd
 
 from tabmia.metrics import (
-    DEFAULT_DELTA, dp_consistency, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
+    DEFAULT_DELTA,
+    dp_consistency,
+    empirical_epsilon,
+    ppv,
+    ppv_interval,
+    ppv_resolved,
 )
-
 from tabmia.report.state import (  # noqa: F401 - their import path before tabmia.report.state
-    STRONGEST_RULE, VerdictState, own_threshold_summary, tie_reach, verdict_state,
+    STRONGEST_RULE,
+    VerdictState,
+    own_threshold_summary,
+    tie_reach,
+    verdict_state,
 )
 
-__all__ = ["STRONGEST_RULE", "finding_line", "finding_role", "own_threshold_summary", "verdict_lines",
-           "model_description", "shadow_recipe"]
+__all__ = ["STRONGEST_RULE", "finding_line", "finding_role", "model_description",
+           "own_threshold_summary", "shadow_recipe", "verdict_lines"]
 
 
 def model_description(target: Any) -> str:
@@ -244,7 +252,8 @@ def _risk_statement(state: VerdictState, name: str, best: pd.Series, n_mem: int,
     at = f" at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none" else ""
     more = _not_covered(state)
     if best["promise"] == "broken" and state.strongest is not None:
-        return (f"Cannot tell (risk not measured reliably){at} for {attacker}: every attack flags more non-members than the "
+        return (f"Cannot tell (risk not measured reliably){at} for {attacker}: every attack "
+                f"flags more non-members than the "
                 f"FPR it aimed at allows, so no threshold kept its promise (too few public "
                 f"records, or public records unlike the candidates). The strongest by TPR − FPR, "
                 f"{how}, singles out {count}, while wrongly flagging {false}{sure}.{more}")
@@ -261,7 +270,8 @@ def _risk_statement(state: VerdictState, name: str, best: pd.Series, n_mem: int,
         else:
             detail = (f"none flags training records more often than non-members at its own "
                       f"threshold; the closest, {how}, flags {count} and {false}{sure}")
-        return f"Risk not shown{at} for {attacker}: no attack did better than chance: {detail}.{more}"
+        return (f"Risk not shown{at} for {attacker}: no attack did better than chance: "
+                f"{detail}.{more}")
     if state.state == "risk shown" or (state.contradicted and best["tpr_low"] > best["fpr_high"]):
         return (f"Risk: {attacker}, {how}, singles out {count}, while wrongly flagging "
                 f"{false}{sure}.{more}")
