@@ -386,3 +386,14 @@ def test_terminal_summary_fits_100_columns(files, tmp_path, capsys):
     printed = capsys.readouterr().out.splitlines()
     assert max(map(len, printed)) <= 100
     assert re.search(r"^attack +members flagged +TPR \[95%\]", "\n".join(printed), re.M)
+
+
+def test_an_attack_silent_in_some_seeds_is_said():
+    rows = [{"attack": "lira", "tp": 40, "n_members": 500, "fp": 4, "n_nonmembers": 500,
+             "repeat": i} for i in range(3)]
+    rows += [{"attack": "noise", "tp": tp, "n_members": 500, "fp": 3, "n_nonmembers": 500,
+              "repeat": i} for i, tp in enumerate((9, 0, 12))]
+    result = _counts(rows)
+    assert verdict_state(result).silent_seeds == {"noise": [1]}
+    assert "noise flagged no record at its own threshold in seed 1 of 3" in " ".join(
+        verdict_lines(result))
