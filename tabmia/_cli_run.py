@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -460,7 +459,6 @@ def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
     from tabmia.exceptions import AuditTooSmallError, TargetOutputsError, UnresolvableFPRError
-    from tabmia.plausibility import check_attack_scores
     from tabmia.report import markdown_table, results_table
     from tabmia.report.tables import summary_table
     from tabmia.report.verdict import shadow_recipe, verdict_lines, verdict_state
@@ -478,10 +476,6 @@ def run_audit(args: argparse.Namespace) -> int:
                 result, context, records = _own_model(args)
             else:
                 result, context, records = _built_in_game(args)
-            if args.train is None:  # audit_model checked its inputs and scores itself
-                result = replace(result, findings=tuple(check_attack_scores(result.scores)))
-                for finding in result.findings:
-                    warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
     except UnresolvableFPRError as exc:  # raised by an attack's fit before it trains
         what = f"{exc.attack}: {exc.reason}" if exc.attack and exc.reason else first_line(exc)
         raise UsageError(f"{what}; {more_records_hint(args)}") from exc

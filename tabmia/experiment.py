@@ -31,6 +31,7 @@ from tabmia._seeding import seed_estimator
 from tabmia.attacks import membership_tags
 from tabmia.exceptions import (
     FPRFallbackWarning,
+    PlausibilityWarning,
     ShadowSizeWarning,
     TargetOutputsError,
     UnresolvableFPRError,
@@ -40,6 +41,7 @@ from tabmia.metrics import (
     check_audit_size,
     empirical_epsilon,
 )
+from tabmia.plausibility import check_attack_scores
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = [
@@ -399,6 +401,14 @@ class MembershipExperiment:
         Returns
         -------
         ExperimentResult
+            ``findings`` holds an AUC below chance
+            (:func:`tabmia.plausibility.check_attack_scores`), which makes the verdict and
+            the gate "cannot tell".
+
+        Warns
+        -----
+        PlausibilityWarning
+            For each finding.
         """
         self._check()
         y = np.asarray(y)
@@ -420,13 +430,19 @@ class MembershipExperiment:
             score_frames += frames
             metric_rows += rows
             fitted += attacks
+        scores = pd.concat(score_frames, ignore_index=True)
+        # the game splits the data itself, so only the scores can contradict an honest audit
+        findings = tuple(check_attack_scores(scores))
+        for finding in findings:
+            warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
         return ExperimentResult(
-            scores=pd.concat(score_frames, ignore_index=True),
+            scores=scores,
             metrics=pd.DataFrame(metric_rows),
             targets=targets,
             splits=splits,
             target_accuracy=pd.DataFrame(acc_rows),
             attacks=fitted,
+            findings=findings,
         )
 
 

@@ -397,3 +397,25 @@ def test_an_attack_silent_in_some_seeds_is_said():
     assert verdict_state(result).silent_seeds == {"noise": [1]}
     assert "noise flagged no record at its own threshold in seed 1 of 3" in " ".join(
         verdict_lines(result))
+
+
+class _Inverted(RandomForestClassifier):
+    """A forest whose probabilities are turned around: it fits its training records worst,
+    as swapped files or inverted scores would make any model look."""
+
+    def predict_proba(self, X):
+        return super().predict_proba(X)[:, ::-1]
+
+
+def test_membership_experiment_records_an_auc_below_chance():
+    from tabmia.experiment import MembershipExperiment
+
+    # noisy labels: the forest fits its members exactly and is unsure elsewhere
+    X, y = make_classification(n_samples=600, n_features=8, flip_y=0.3, random_state=0)
+    experiment = MembershipExperiment(_Inverted(n_estimators=30, random_state=0),
+                                      {"loss": LossAttack(fpr=0.05)}, random_state=0)
+    with pytest.warns(PlausibilityWarning, match="AUC below 0.5 beyond chance: loss"):
+        result = experiment.run(X, y)
+    assert [f.check for f in result.findings] == ["auc_below_chance"]
+    assert verdict_state(result).state == CANNOT_TELL
+    assert evaluate_gate(result, "auc=0.6").exit_status == EXIT_UNRESOLVED
