@@ -191,7 +191,8 @@ def test_tied_scores_keep_a_tpr_limit_open(tied_forest):
     (check,) = gate.checks
     assert (check.outcome, gate.exit_status) == ("unresolved", EXIT_UNRESOLVED)
     assert "its scores tie at its threshold" in check.reason
-    assert "more than FPR 0.05 allows" in check.reason and "cannot show TPR under 0.06" in check.reason
+    assert "more than FPR 0.05 allows" in check.reason
+    assert "cannot show TPR under 0.06" in check.reason
     # the verdict says so rather than staying silent about a zero
     assert verdict_state(result).blind == ("loss",)
     lines = verdict_lines(result)
@@ -214,7 +215,8 @@ def test_tied_scores_cli_and_assert(tied_forest, tmp_path, capsys):
     out = tmp_path / "out"
     assert _audit(tmp_path, out, "train.csv", "pop.csv", "--fail-above", "tpr@0.05=0.06") == 3
     lines = _gate_lines(capsys.readouterr().err)
-    assert "its scores tie at its threshold" in lines[0] and "cannot show TPR under 0.06" in lines[0]
+    assert "its scores tie at its threshold" in lines[0]
+    assert "cannot show TPR under 0.06" in lines[0]
     payload = json.loads((out / "results.json").read_text())
     assert payload["state"]["blind"] == ["loss"] and payload["gate"]["blocked_by"] == []
     assert "Flags nobody because its scores tie: loss" in (out / "report.html").read_text()
