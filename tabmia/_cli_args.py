@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["Accumulate", "DEFAULT_FPR", "add_command", "add_fpr_arguments", "add_run_arguments",
            "add_split_arguments", "floats", "fraction_or_count", "given_flags", "names",
-           "risk_limits", "settle_fprs"]
+           "risk_limits", "settle_fprs", "warning_names"]
 
 #: The FPR each attack's threshold promises unless ``--fpr`` says otherwise.
 DEFAULT_FPR = 0.01
@@ -66,9 +66,26 @@ def risk_limits(text: str) -> tuple[Any, ...]:
     from tabmia.gate import parse_limits
 
     try:
-        return parse_limits(text)
+        limits = parse_limits(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
+    if not limits:  # an empty value would turn the gate off without a word
+        raise argparse.ArgumentTypeError(f"{text!r} gives no limit: expected METRIC=LIMIT, e.g. "
+                                         "tpr@0.01=0.05, auc=0.6 or epsilon=4")
+    return limits
+
+
+def warning_names(text: str) -> tuple[str, ...]:
+    """``NAME[,NAME...]`` for ``--accept-warning``: plausibility findings by name."""
+    from tabmia.report.state import check_warning_names
+
+    try:
+        found = check_warning_names(names(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    if not found:
+        raise argparse.ArgumentTypeError("expected a finding's name, e.g. fit_gap")
+    return found
 
 
 class Accumulate(argparse.Action):

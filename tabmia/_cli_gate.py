@@ -14,13 +14,19 @@ __all__ = ["aim_at_gate_fpr", "evaluate_cli_gate", "report_gate"]
 
 
 def aim_at_gate_fpr(args: argparse.Namespace) -> None:
-    """Aim every attack's threshold at the FPR of a ``tpr@<fpr>`` limit.
+    """Refuse a metric limited twice; aim every attack's threshold at the FPR of a
+    ``tpr@<fpr>`` limit.
 
     Without ``--fpr`` the limit's FPR becomes the audit's (as the default would: where
     an attack's calibration records cannot promise it, the attack aims higher and the
     gate reports it unresolved); a different ``--fpr`` is a usage error.
     """
-    fprs = sorted({lim.fpr for lim in getattr(args, "fail_above", ()) if lim.metric == "tpr"})
+    limits = getattr(args, "fail_above", ())
+    names = [lim.name for lim in limits]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # each --fail-above parsed alone: repeats meet only here, before any work
+        raise UsageError(f"--fail-above: {twice[0]} is limited twice; give each metric one limit")
+    fprs = sorted({lim.fpr for lim in limits if lim.metric == "tpr"})
     if not fprs:
         return
     if len(fprs) > 1:
@@ -39,7 +45,8 @@ def evaluate_cli_gate(args: argparse.Namespace, result: Any) -> Any:
     limits = getattr(args, "fail_above", ())
     if not limits:
         return None
-    return evaluate_gate(result, limits, unresolved=args.unresolved, delta=args.delta)
+    return evaluate_gate(result, limits, unresolved=args.unresolved, delta=args.delta,
+                         accept_warnings=getattr(args, "accept_warnings", ()))
 
 
 def report_gate(gate: Any) -> int:

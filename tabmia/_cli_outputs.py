@@ -21,7 +21,10 @@ from typing import Any
 from tabmia.exceptions import RunNote
 
 __all__ = ["fpr_fallback_notes", "one_line_warnings", "recorded_warnings", "shown",
-           "write_outputs"]
+           "terminal_summary", "wrapped", "write_outputs"]
+
+#: Columns of the terminal's summary (results.md and report.html keep the full table).
+TERMINAL_WIDTH = 100
 
 
 @contextlib.contextmanager
@@ -88,6 +91,27 @@ def shown(value: Any) -> Any:
     return "; ".join(map(str, value)) if isinstance(value, list) else value
 
 
+def wrapped(text: str, first: str = "", rest: str = "  ") -> str:
+    """``text`` in lines of at most :data:`TERMINAL_WIDTH` columns (a word longer than
+    that, such as a long path, stays whole)."""
+    import textwrap
+
+    return textwrap.fill(text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest,
+                         break_on_hyphens=False, break_long_words=False)
+
+
+def terminal_summary(header: str, state: Any, verdict: list[str], table: Any) -> str:
+    """What ``tabmia audit`` prints: the header, the verdict's state and sentences and a
+    short table (:func:`tabmia.report.tables.summary_table`), each line at most
+    :data:`TERMINAL_WIDTH` columns (an attack name longer than the room left excepted)."""
+    from tabmia.report.tables import text_table
+
+    parts = [wrapped(header.strip()), "", wrapped(f"Verdict: {state.state}.")]
+    parts += [wrapped(line, "- ") for line in verdict]
+    parts += ["", text_table(table), "(full table: results.md and report.html)"]
+    return "\n".join(parts)
+
+
 def _is_own(category: type[Warning], filename: str) -> bool:
     if category.__module__.split(".")[0] == "tabmia":
         return True
@@ -109,11 +133,13 @@ def _package_of(filename: str) -> str:
 
 def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[str, Any],
                    records: Any, elapsed: float, verdict: list[str] | None = None,
-                   gate: Any = None) -> None:
+                   gate: Any = None, state: Any = None) -> None:
     """Write every file into a temporary folder, then move them into --out together.
 
     ``gate`` (a :class:`tabmia.gate.GateResult`) goes into results.json (``gate``),
-    results.md and report.html."""
+    results.md and report.html; ``state`` (a :class:`tabmia.report.state.VerdictState`:
+    the decision, its findings and the warnings accepted) into results.json (``state``)
+    and report.html's verdict."""
     import datetime
 
     import tabmia
@@ -136,6 +162,7 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
             "context": context,
             "seconds": elapsed,
+            "state": None if state is None else state.to_dict(),
             "verdict": verdict,
             "gate": None if gate is None else gate.to_dict(),
             "target_accuracy": (result.target_accuracy.to_dict(orient="records")
@@ -156,6 +183,7 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
             records=records, show_records=args.show_records, command=command,
             version=tabmia.__version__, date=date,
             gate=None if gate is None else gate.lines(),
+            accept_warnings=getattr(args, "accept_warnings", ()),
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)

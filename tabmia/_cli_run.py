@@ -36,7 +36,9 @@ from tabmia._cli_inputs import (
     split_label,
 )
 from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
-from tabmia._cli_outputs import fpr_fallback_notes, recorded_warnings, shown, write_outputs
+from tabmia._cli_outputs import (
+    fpr_fallback_notes, recorded_warnings, shown, terminal_summary, wrapped, write_outputs,
+)
 from tabmia.recipes import AUDIT_ATTACKS, LABEL_AUDIT_ATTACKS
 
 __all__ = ["DEFAULT_ATTACKS", "LABEL_ATTACKS", "SCORE_ATTACKS", "run_audit"]
@@ -348,9 +350,9 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
     with _thread_limits(args), warnings.catch_warnings():
-        # reported just above; the attacks' plausibility is checked by run_audit
+        # reported just above; audit_model's own findings repeat those above word for word
+        # (the same seed), so they are shown once, and add the attacks' (an AUC below chance)
         warnings.simplefilter("ignore", DuplicateRecordsWarning)
-        warnings.simplefilter("ignore", PlausibilityWarning)
         result = audit_model(
             target, X_tr, y_tr, X_pop, y_pop, attacks, max_members=args.max_members,
             fprs=args.fprs, gammas=args.gammas, random_state=args.random_state,
@@ -457,9 +459,9 @@ def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
     from tabmia.exceptions import AuditTooSmallError, TargetOutputsError, UnresolvableFPRError
-    from tabmia.plausibility import check_attack_scores
     from tabmia.report import markdown_table, results_table
-    from tabmia.report.verdict import shadow_recipe, verdict_lines
+    from tabmia.report.tables import summary_table
+    from tabmia.report.verdict import shadow_recipe, verdict_lines, verdict_state
 
     _check_args(args)
     if not 0.0 <= args.delta < 1.0:
@@ -474,8 +476,6 @@ def run_audit(args: argparse.Namespace) -> int:
                 result, context, records = _own_model(args)
             else:
                 result, context, records = _built_in_game(args)
-            for finding in check_attack_scores(result.scores):
-                warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
     except UnresolvableFPRError as exc:  # raised by an attack's fit before it trains
         what = f"{exc.attack}: {exc.reason}" if exc.attack and exc.reason else first_line(exc)
         raise UsageError(f"{what}; {more_records_hint(args)}") from exc
@@ -486,8 +486,9 @@ def run_audit(args: argparse.Namespace) -> int:
         context = {"data": str(args.train), **context}
     if fallbacks:
         context["notes"] = list(fallbacks)
-    if warned:
-        context["warnings"] = warned
+    found = {f.message for f in result.findings}  # shown in the verdict, as findings
+    if any(w not in found for w in warned):
+        context["warnings"] = [w for w in warned if w not in found]
     recipe = shadow_recipe(result)  # the class shadow models were trained as
     if recipe is not None:
         context["shadow recipe"] = (f"the target's own recipe ({args.model})" if args.train is None
@@ -495,13 +496,15 @@ def run_audit(args: argparse.Namespace) -> int:
     result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {shown(v)}" for k, v in context.items()) + "\n"
+    state = verdict_state(result, accept_warnings=args.accept_warnings)
     verdict = verdict_lines(result, context=context, gammas=args.gammas, epsilon=args.epsilon,
-                            delta=args.delta)
-    md = (header + "\n## Verdict\n\n" + "".join(f"- {line}\n" for line in verdict)
+                            delta=args.delta, state=state)
+    md = (header + "\n## Verdict\n\n" + f"**{state.state.capitalize()}**\n\n"
+          + "".join(f"- {line}\n" for line in verdict)
           + "\n## Attacks\n\n" + markdown_table(table))
-    print(md)
+    print(terminal_summary(header, state, verdict, summary_table(result.metrics)))
     gate = evaluate_cli_gate(args, result)
-    write_outputs(args, result, md, context, records, elapsed, verdict, gate=gate)
-    print(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, roc.png "
-          f"({elapsed:.1f} s)")
+    write_outputs(args, result, md, context, records, elapsed, verdict, gate=gate, state=state)
+    print(wrapped(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, "
+                  f"roc.png ({elapsed:.1f} s)"))
     return report_gate(gate)

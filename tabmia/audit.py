@@ -89,7 +89,9 @@ def audit_model(
     Returns
     -------
     ExperimentResult
-        One repeat; ``target_accuracy`` has the model's accuracy on the training
+        One repeat; ``findings`` holds every plausibility finding, which makes the
+        verdict and the gate "cannot tell" where the inputs contradict themselves
+        (:mod:`tabmia.report.state`); ``target_accuracy`` has the model's accuracy on the training
         records and on all population records. In ``scores``, ``record`` is the row
         position in the training file for members and in the population file for
         non-members; ``source`` says which.
@@ -128,7 +130,12 @@ def audit_model(
         members = np.sort(rng.choice(members, max_members, replace=False))
     check_audit_size(members.size, nonmembers.size)
     # -- plausibility of the inputs, before any attack (tabmia.plausibility) ---------
-    for finding in check_inputs(target, X_train, y_train, X_population, y_population):
+    # an int seed gives the label test's Monte Carlo tables the same draws as a CLI
+    # pre-check with that seed, so both report one message
+    check_seed = random_state if isinstance(random_state, (int, np.integer)) else 0
+    findings = check_inputs(target, X_train, y_train, X_population, y_population,
+                            random_state=check_seed)
+    for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
     member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
@@ -143,7 +150,8 @@ def audit_model(
     frames, rows, fitted = game.play(attacks, fprs=fprs, gammas=gammas, verbose=verbose,
                                      fpr_fallback=fpr_fallback)
     # -- plausibility of the results: an AUC below chance (tabmia.plausibility) -------
-    for finding in check_attack_scores(pd.concat(frames, ignore_index=True)):
+    after = check_attack_scores(pd.concat(frames, ignore_index=True))
+    for finding in after:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
     split = MembershipSplit(train=members, members=members, nonmembers=nonmembers, public=public)
@@ -155,6 +163,7 @@ def audit_model(
     return ExperimentResult(
         scores=pd.concat(frames, ignore_index=True), metrics=pd.DataFrame(rows),
         targets=[target], splits=[split], target_accuracy=accuracy, attacks=fitted,
+        findings=tuple(findings) + tuple(after),
     )
 
 

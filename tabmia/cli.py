@@ -42,10 +42,12 @@ from tabmia._cli_args import (
     names,
     risk_limits,
     settle_fprs,
+    warning_names,
 )
 from tabmia._cli_inputs import UsageError
 from tabmia._cli_outputs import one_line_warnings
 from tabmia._cli_run import DEFAULT_ATTACKS, LABEL_ATTACKS, SCORE_ATTACKS, run_audit
+from tabmia.metrics import DEFAULT_DELTA
 
 __all__ = ["main", "build_parser", "UsageError"]
 
@@ -123,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="priors for PPV (default 1,10,100)")
     attacks.add_argument("--epsilon", type=float, default=None,
                          help="a DP epsilon to compare the attacks against")
-    attacks.add_argument("--delta", type=float, default=1e-5, help="DP delta (default 1e-5)")
+    attacks.add_argument("--delta", type=float, default=DEFAULT_DELTA,
+                         help=f"DP delta (default {DEFAULT_DELTA:g}, as in Python)")
     attacks.add_argument("--n-shadow", type=int, default=16,
                          help="LiRA shadow models (default 16)")
     attacks.add_argument("--n-references", type=int, default=4,
@@ -156,7 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
                       "which then aims at <fpr>), auc=<limit>, epsilon=<limit>")
     gate.add_argument("--unresolved", choices=("fail", "pass"), default="fail",
                       help="what a limit the audit cannot resolve returns: fail (exit 3, "
-                      "default) or pass (exit 0)")
+                      "default) or pass (exit 0); inputs that contradict themselves fail "
+                      "either way")
+    gate.add_argument("--accept-warning", type=warning_names, action=Accumulate, default=(),
+                      metavar="NAME", dest="accept_warnings",
+                      help="a plausibility finding you have checked and override (fit_gap, "
+                      "label_shift, auc_below_chance, label_only): it no longer makes the "
+                      "verdict and the gate cannot-tell; recorded in results.json and the "
+                      "report; repeatable or comma-separated")
     from tabmia._cli_benchmark import add_benchmark_parser
 
     add_benchmark_parser(sub)

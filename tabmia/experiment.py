@@ -31,6 +31,7 @@ from tabmia._seeding import seed_estimator
 from tabmia.attacks import membership_tags
 from tabmia.exceptions import (
     FPRFallbackWarning,
+    PlausibilityWarning,
     ShadowSizeWarning,
     TargetOutputsError,
     UnresolvableFPRError,
@@ -40,6 +41,7 @@ from tabmia.metrics import (
     check_audit_size,
     empirical_epsilon,
 )
+from tabmia.plausibility import check_attack_scores
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = [
@@ -274,6 +276,12 @@ class ExperimentResult:
         The split of each repeat.
     target_accuracy : DataFrame
         Train and held-out accuracy of the target per repeat.
+    attacks : list
+        The fitted attacks.
+    findings : tuple of tabmia.plausibility.Finding
+        What the plausibility checks found in the inputs and the scores (empty when
+        nothing, or when no check ran); the verdict and the gate decide from them
+        (:mod:`tabmia.report.state`).
     """
 
     scores: pd.DataFrame
@@ -282,6 +290,7 @@ class ExperimentResult:
     splits: list = field(default_factory=list)
     target_accuracy: pd.DataFrame | None = None
     attacks: list = field(default_factory=list)
+    findings: tuple = ()
 
     def summary(self) -> pd.DataFrame:
         """Mean and standard deviation over repeats of each numeric metric, per attack."""
@@ -392,6 +401,14 @@ class MembershipExperiment:
         Returns
         -------
         ExperimentResult
+            ``findings`` holds an AUC below chance
+            (:func:`tabmia.plausibility.check_attack_scores`), which makes the verdict and
+            the gate "cannot tell".
+
+        Warns
+        -----
+        PlausibilityWarning
+            For each finding.
         """
         self._check()
         y = np.asarray(y)
@@ -413,13 +430,19 @@ class MembershipExperiment:
             score_frames += frames
             metric_rows += rows
             fitted += attacks
+        scores = pd.concat(score_frames, ignore_index=True)
+        # the game splits the data itself, so only the scores can contradict an honest audit
+        findings = tuple(check_attack_scores(scores))
+        for finding in findings:
+            warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
         return ExperimentResult(
-            scores=pd.concat(score_frames, ignore_index=True),
+            scores=scores,
             metrics=pd.DataFrame(metric_rows),
             targets=targets,
             splits=splits,
             target_accuracy=pd.DataFrame(acc_rows),
             attacks=fitted,
+            findings=findings,
         )
 
 

@@ -29,6 +29,19 @@ Limits, as ``METRIC=LIMIT`` (what ``tabmia audit --fail-above`` takes):
 
 Over several attacks the largest risk decides: above if any attack shows it above, below
 only if all show it below. Each check names the attack that decided.
+
+The gate obeys the audit's verdict state (:func:`tabmia.report.state.verdict_state`):
+where the inputs contradict themselves (the training and population records look
+swapped, their labels differ beyond chance, an attack's AUC is below chance) no limit's
+check is evidence, and the gate cannot tell (exit status 3, even with
+``unresolved="pass"``) until the inputs are fixed or the user accepts the finding by name
+(``accept_warnings``; ``tabmia audit --accept-warning NAME``), which the result records.
+
+A TPR limit is shown met only by attacks that could have flagged records at its FPR:
+where an attack's non-members tie at its highest unflagged score, more of them than the
+FPR allows (an overfit forest's loss of 0 on most records), its threshold flags nobody
+there, and the gate counts the training records that a random tie-break reaching the FPR
+would flag (:func:`tabmia.report.state.tie_reach`).
 """
 
 from __future__ import annotations
@@ -41,8 +54,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.metrics import _epsilon_from_rates, empirical_epsilon
-from tabmia.report.verdict import own_threshold_summary
+from tabmia.metrics import DEFAULT_DELTA, _epsilon_from_rates, clopper_pearson, empirical_epsilon
+from tabmia.report.state import VerdictState, own_threshold_summary, tie_reach, verdict_state
 
 __all__ = [
     "EXIT_ABOVE", "EXIT_BELOW", "EXIT_UNRESOLVED", "GateResult", "LimitCheck", "RiskLimit",
@@ -132,7 +145,7 @@ def parse_limits(specs: str | Iterable[str]) -> tuple[RiskLimit, ...]:
     names = [lim.name for lim in limits]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ValueError(f"{twice[0]} is limited twice")
+        raise ValueError(f"{twice[0]} is limited twice; give each metric one limit")
     return limits
 
 
@@ -184,38 +197,67 @@ class GateResult:
     checks : tuple of LimitCheck
     unresolved : {"fail", "pass"}
         What an unresolved limit returns.
+    state : VerdictState, default=None
+        The audit's verdict state; where it says the inputs contradict themselves the
+        gate cannot tell, whatever the checks say.
     """
 
     checks: tuple[LimitCheck, ...]
     unresolved: str = "fail"
+    state: VerdictState | None = None
 
     @property
-    def outcome(self) -> str:
-        """``"above"`` if any limit is shown exceeded, else ``"unresolved"`` if any is
-        open, else ``"below"``."""
+    def blocked_by(self) -> tuple[str, ...]:
+        """The findings (names) that keep the gate from deciding (none accepted)."""
+        return self.state.blocking if self.state is not None else ()
+
+    @property
+    def limits_outcome(self) -> str:
+        """What the limits' checks alone decide: ``"above"`` if any limit is shown
+        exceeded, else ``"unresolved"`` if any is open, else ``"below"``."""
         outcomes = {c.outcome for c in self.checks}
         return "above" if "above" in outcomes else (
             "unresolved" if "unresolved" in outcomes else "below")
 
     @property
+    def outcome(self) -> str:
+        """:attr:`limits_outcome`, or ``"unresolved"`` where the inputs contradict
+        themselves (:attr:`blocked_by`)."""
+        return "unresolved" if self.blocked_by else self.limits_outcome
+
+    @property
     def passed(self) -> bool:
-        """Below every limit, or unresolved with ``unresolved="pass"``."""
+        """Below every limit, or unresolved by the limits with ``unresolved="pass"``;
+        never where the inputs contradict themselves."""
+        if self.blocked_by:
+            return False
         return self.outcome == "below" or (self.outcome == "unresolved"
                                            and self.unresolved == "pass")
 
     @property
     def exit_status(self) -> int:
-        """0 (passed), 1 (a limit exceeded) or 3 (unresolved, failing)."""
+        """0 (passed), 1 (a limit exceeded) or 3 (cannot tell, failing)."""
         if self.outcome == "above":
             return EXIT_ABOVE
         return EXIT_BELOW if self.passed else EXIT_UNRESOLVED
 
     def lines(self) -> list[str]:
-        """One line per limit, then the decision."""
-        return [c.line() for c in self.checks] + [self.summary()]
+        """One line per limit, the findings accepted, then the decision."""
+        accepted = self.state.accepted if self.state is not None else ()
+        return ([c.line() for c in self.checks]
+                + ([f"accepted warnings (checked by the user, not deciding): "
+                    f"{', '.join(accepted)}"] if accepted else [])
+                + [self.summary()])
 
     def summary(self) -> str:
         """The decision in one line, with the exit status."""
+        if self.blocked_by:
+            assert self.state is not None
+            return (f"CANNOT TELL (exit status {EXIT_UNRESOLVED}): the inputs contradict "
+                    f"themselves ({', '.join(self.blocked_by)}), so no limit's check above is "
+                    f"evidence (they say {self.limits_outcome}). To fix: "
+                    + "; ".join(self.state.fixes()) + ". Having checked, --accept-warning NAME "
+                    "(accept_warnings=[NAME] in Python) lets the limits decide")
         if self.outcome == "above":
             over = ", ".join(c.limit.name for c in self.checks if c.outcome == "above")
             return f"FAIL (exit status {EXIT_ABOVE}): the audit shows {over} above the limit"
@@ -231,7 +273,10 @@ class GateResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "passed": self.passed, "exit_status": self.exit_status,
-                "unresolved": self.unresolved, "checks": [c.to_dict() for c in self.checks]}
+                "unresolved": self.unresolved, "limits_outcome": self.limits_outcome,
+                "blocked_by": list(self.blocked_by),
+                "accepted_warnings": list(self.state.accepted if self.state else ()),
+                "checks": [c.to_dict() for c in self.checks]}
 
 
 def evaluate_gate(
@@ -240,6 +285,7 @@ def evaluate_gate(
     *,
     unresolved: str = "fail",
     delta: float | None = None,
+    accept_warnings: Iterable[str] = (),
 ) -> GateResult:
     """Check an audit against risk limits.
 
@@ -251,13 +297,25 @@ def evaluate_gate(
     limits : str or iterable of str or RiskLimit
         E.g. ``"tpr@0.01=0.05,auc=0.6"`` (see the module docstring for each metric).
     unresolved : {"fail", "pass"}, default="fail"
-        What a limit the audit cannot resolve returns.
+        What a limit the audit cannot resolve returns (not where the inputs contradict
+        themselves: that fails until fixed or accepted).
     delta : float, default=None
-        δ of the ``epsilon`` limit; by default the audit's (``metrics["delta"]``), else 0.
+        δ of the ``epsilon`` limit; by default the audit's (``metrics["delta"]``, set by
+        ``tabmia audit --delta``), else :data:`tabmia.metrics.DEFAULT_DELTA`, the CLI's
+        default.
+    accept_warnings : iterable of str, default=()
+        Plausibility findings (by name: ``fit_gap``, ``label_shift``,
+        ``auc_below_chance``, ``label_only``) the user has checked and overrides; recorded
+        in the result.
 
     Returns
     -------
     GateResult
+
+    Raises
+    ------
+    ValueError
+        For no limit, a malformed one, a metric limited twice or an unknown finding name.
     """
     if unresolved not in ("fail", "pass"):
         raise ValueError(f"unresolved must be 'fail' or 'pass', got {unresolved!r}")
@@ -270,18 +328,19 @@ def evaluate_gate(
     names = [lim.name for lim in checked]
     if len(set(names)) < len(names):
         raise ValueError(f"{max(names, key=names.count)} is limited twice")
+    state = verdict_state(result, accept_warnings=accept_warnings, confidence=_CONFIDENCE)
     metrics = result.metrics
     if delta is None:
-        delta = float(metrics["delta"].iloc[0]) if "delta" in metrics else 0.0
+        delta = float(metrics["delta"].iloc[0]) if "delta" in metrics else DEFAULT_DELTA
     checks = []
     for lim in checked:
         if lim.metric == "auc":
             checks.append(_check_auc(metrics, lim))
             continue
         summary = own_threshold_summary(metrics, confidence=_CONFIDENCE)
-        checks.append(_check_tpr(summary, lim) if lim.metric == "tpr"
-                      else _check_epsilon(summary, lim, delta))
-    return GateResult(tuple(checks), unresolved)
+        checks.append(_check_tpr(summary, lim, tie_reach(result.scores, lim.fpr or 0.0))
+                      if lim.metric == "tpr" else _check_epsilon(summary, lim, delta))
+    return GateResult(tuple(checks), unresolved, state)
 
 
 # ---------------------------------------------------------------------- metrics
@@ -304,7 +363,7 @@ def _decide(limit: RiskLimit, rows: pd.DataFrame, describe: Any) -> LimitCheck:
                       float(r["high"]), describe(name, r, outcome), per_attack)
 
 
-def _check_tpr(summary: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
+def _check_tpr(summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame) -> LimitCheck:
     alpha, cap = float(limit.fpr), limit.limit
     aim = summary["fpr_target"].to_numpy(float)  # the FPR the threshold promises
     no_goal = np.isnan(aim)
@@ -317,25 +376,44 @@ def _check_tpr(summary: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
     # a threshold chosen for alpha or higher flags a superset: evidence of "below" at alpha
     loose = np.where(no_goal, summary["fpr_low"] >= alpha - _TOL,
                      chosen_for >= alpha * (1 - _TOL))
+    # what its tied scores hide at alpha: a random tie-break reaching alpha flags more;
+    # its upper bound, not the threshold's, must be under the cap to show "below"
+    ties = ties.reindex(summary.index)
+    extra = ties["extra_tp"].fillna(0.0).to_numpy(float)
+    n_mem = summary["n_members"].to_numpy()
+    _, reach_high = clopper_pearson(np.minimum(np.ceil(summary["tp"].to_numpy() + extra - 1e-9),
+                                               n_mem).astype(int), n_mem, _CONFIDENCE)
     rows = pd.DataFrame({"value": summary["tpr"], "low": summary["tpr_low"],
-                         "high": summary["tpr_high"], "tp": summary["tp"],
+                         "high": np.maximum(summary["tpr_high"].to_numpy(), reach_high),
+                         "tpr_high": summary["tpr_high"], "tp": summary["tp"],
                          "n_members": summary["n_members"], "fp": summary["fp"],
-                         "n_nonmembers": summary["n_nonmembers"], "fpr_target": aim},
+                         "n_nonmembers": summary["n_nonmembers"], "fpr_target": aim,
+                         "tied": ties["tied"].fillna(0).to_numpy(), "extra_tp": extra,
+                         "blind": ties["blind"].eq(True).to_numpy()},
                         index=summary.index)
     rows["outcome"] = np.where(strict & (rows["low"] > cap), "above",
                                np.where(loose & (rows["high"] <= cap), "below", "unresolved"))
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
-        rate = f"TPR {_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}]"
+        rate = f"TPR {_num(r['value'])} [{_num(r['low'])}, {_num(r['tpr_high'])}]"
         counts = (f"{int(r['tp'])} of {int(r['n_members'])} training records flagged, "
                   f"{int(r['fp'])} of {int(r['n_nonmembers'])} non-members")
         goal = (f"its own threshold aimed at FPR {_num(r['fpr_target'])}"
                 if np.isfinite(r["fpr_target"]) else "its own threshold (no FPR goal)")
+        beyond = f", more than FPR {alpha:g} allows" if r["blind"] else ""
+        tie = (f"its scores tie at its threshold ({int(r['tied'])} non-members share its "
+               f"highest unflagged score{beyond}): "
+               f"broken at random to reach FPR {alpha:g}, the tie flags about "
+               f"{r['extra_tp']:.0f} more training records, TPR up to {_num(r['high'])}")
         if outcome == "above":
             return (f"{name} at {goal}: {rate} ({counts}); its lower bound is over {cap:g}")
         if outcome == "below":
             return (f"every attack's TPR upper bound at its own threshold is at or under {cap:g}; "
-                    f"the highest, {name} at {goal}: {rate} ({counts})")
+                    f"the highest, {name} at {goal}: {rate} ({counts})"
+                    + (f"; {tie}" if r["high"] > r["tpr_high"] else ""))
+        if r["tpr_high"] <= cap < r["high"]:  # under the cap only because the ties hide records
+            return (f"{name} at {goal}: {rate} ({counts}), but {tie}, so it cannot show TPR "
+                    f"under {cap:g} at FPR {alpha:g}")
         if r["low"] <= cap < r["high"]:
             return (f"{name} at {goal}: {rate} ({counts}); the interval contains {cap:g}: "
                     f"{int(r['n_members'])} training records cannot tell")

@@ -41,6 +41,7 @@ __all__ = [
     "UnresolvableFPRError",
     "AuditTooSmallError",
     "MIN_AUDIT_RECORDS",
+    "DEFAULT_DELTA",
     "check_audit_size",
     "roc_curve",
     "auc",
@@ -72,6 +73,10 @@ __all__ = [
 #: rate's 95% Clopper-Pearson interval is wider than 0.3 whatever is flagged, and one
 #: record moves a rate by more than 5 points.
 MIN_AUDIT_RECORDS = 20
+
+#: δ of every (ε, δ) an audit reports unless told otherwise: ``tabmia audit --delta``'s
+#: default, the gate's and ``assert_membership_risk``'s, the verdict's and the report's.
+DEFAULT_DELTA = 1e-5
 
 
 def check_audit_size(

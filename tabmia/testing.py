@@ -7,12 +7,15 @@ risk above a limit.
 The check is :func:`tabmia.gate.evaluate_gate`'s, the one ``tabmia audit --fail-above``
 makes: a limit passes when every attack's upper confidence bound is at or under it, fails
 when some attack's lower bound is over it, and is unresolved otherwise (failing, unless
-``unresolved="pass"``).
+``unresolved="pass"``). Where the audit's inputs contradict themselves (its
+``findings``: swapped training and population records, labels that differ beyond
+chance, an AUC below chance) it cannot tell and fails, until the inputs are fixed or the
+finding is accepted by name (``accept_warnings=["fit_gap"]``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tabmia.gate import GateResult, RiskLimit, evaluate_gate
@@ -28,6 +31,7 @@ def assert_membership_risk(
     epsilon: float | None = None,
     delta: float | None = None,
     unresolved: str = "fail",
+    accept_warnings: Iterable[str] = (),
 ) -> GateResult:
     """Raise ``AssertionError`` unless the audit shows the membership risk within limits.
 
@@ -45,9 +49,13 @@ def assert_membership_risk(
     epsilon : float, default=None
         Largest ε the attacks' decisions may demonstrate for (ε, δ)-DP.
     delta : float, default=None
-        δ of the ``epsilon`` limit; by default the audit's, else 0.
+        δ of the ``epsilon`` limit; by default the audit's, else
+        :data:`tabmia.metrics.DEFAULT_DELTA` (``tabmia audit --delta``'s default).
     unresolved : {"fail", "pass"}, default="fail"
         Whether a limit the audit cannot resolve (its interval contains the limit) fails.
+    accept_warnings : iterable of str, default=()
+        Plausibility findings (by name) checked and overridden, as ``tabmia audit
+        --accept-warning``: an accepted contradiction no longer makes the check fail.
 
     Returns
     -------
@@ -57,10 +65,12 @@ def assert_membership_risk(
     Raises
     ------
     AssertionError
-        One line per limit with the numbers and the attack that decided.
+        One line per limit with the numbers and the attack that decided; where the inputs
+        contradict themselves, the findings and what to fix first.
     ValueError
         When no limit is given, or a limit is malformed.
     """
+    __tracebackhide__ = True  # pytest shows the message, not this function's source
     limits = []
     if tpr_at_fpr is not None:
         pairs = (tpr_at_fpr.items() if isinstance(tpr_at_fpr, Mapping) else [tuple(tpr_at_fpr)])
@@ -69,10 +79,19 @@ def assert_membership_risk(
         limits.append(RiskLimit.parse(f"auc={float(auc)!r}"))
     if epsilon is not None:
         limits.append(RiskLimit.parse(f"epsilon={float(epsilon)!r}"))
-    gate = evaluate_gate(result, limits, unresolved=unresolved, delta=delta)
+    gate = evaluate_gate(result, limits, unresolved=unresolved, delta=delta,
+                         accept_warnings=accept_warnings)
     if not gate.passed:
-        head = ("the audit shows membership risk above the limit" if gate.outcome == "above"
-                else "the audit cannot tell whether membership risk is within the limit "
-                "(unresolved='pass' lets it pass)")
+        if gate.blocked_by and gate.state is not None:
+            head = (f"the audit cannot tell: the inputs contradict themselves "
+                    f"({', '.join(gate.blocked_by)}), so no limit's check below is evidence "
+                    f"(they say {gate.limits_outcome}). To fix: " + "; ".join(gate.state.fixes())
+                    + ". Having checked, accept_warnings=[NAME] lets the limits decide. The "
+                    "limits' checks")
+        elif gate.outcome == "above":
+            head = "the audit shows membership risk above the limit"
+        else:
+            head = ("the audit cannot tell whether membership risk is within the limit "
+                    "(unresolved='pass' lets it pass)")
         raise AssertionError(head + ":\n" + "\n".join(f"  {c.line()}" for c in gate.checks))
     return gate

@@ -381,6 +381,12 @@ def _warnings(out: Path) -> list[str]:
     return json.loads((out / "results.json").read_text())["context"].get("warnings", [])
 
 
+def _findings(out: Path) -> list[str]:
+    """The plausibility findings' messages: results.json keeps them in the verdict state."""
+    return [f["message"] for f in
+            json.loads((out / "results.json").read_text())["state"]["findings"]]
+
+
 def test_swapped_train_and_population_warn_before_and_after_the_attacks(files, tmp_path,
                                                                          capsys):
     out = tmp_path / "o"
@@ -394,7 +400,8 @@ def test_swapped_train_and_population_warn_before_and_after_the_attacks(files, t
     assert "(one-sided Welch t-test, p = " in lines[1]
     assert "swapped" in lines[1]
     assert lines[2].startswith("tabmia: warning: AUC below 0.5 beyond chance: loss 0.")
-    assert [w[:30] for w in _warnings(out)] == [lines[1][17:47], lines[2][17:47]]
+    assert [w[:30] for w in _findings(out)] == [lines[1][17:47], lines[2][17:47]]
+    assert _warnings(out) == []  # in the verdict, not among the header's warnings
 
 
 def test_wrong_training_labels_warn(files, tmp_path, capsys):
@@ -404,10 +411,10 @@ def test_wrong_training_labels_warn(files, tmp_path, capsys):
     assert main(_own(files, "", "pop.csv", "--attacks", "loss", "--fpr", "0.05", "--out",
                      str(out))[:4] + [str(tmp_path / "t.csv")] + _own(files)[5:] + [
         "--attacks", "loss", "--fpr", "0.05", "--out", str(out)]) == 0
-    checks = [w.split(" (")[0][:40] for w in _warnings(out)]
+    checks = [w.split(" (")[0][:40] for w in _findings(out)]
     assert checks[0].startswith("the model fits its training records")
     assert checks[1].startswith("the labels of the training records")
-    assert "1: 100.0%" in _warnings(out)[1]
+    assert "1: 100.0%" in _findings(out)[1]
     capsys.readouterr()
 
 
@@ -492,7 +499,7 @@ def test_one_hot_probabilities_are_accepted_as_a_label_only_model(files, tmp_pat
     assert "tabmia: warning: the model's probabilities are one-hot (0/1) on all 569 " \
            "records: a label-only model" in err
     assert "tabmia audit --label-only" in err
-    assert len(_warnings(out)) == 1
+    assert len(_findings(out)) == 1
 
 
 # ------------------------------------------------------------- issue 16: Ctrl-C

@@ -88,8 +88,10 @@ def test_strongest_is_most_members_flagged_within_the_fpr_promise():
     assert "more than its 1% FPR allows" in ranking
     # alone, the promise-breaking attack gives no reliable measure, and says so
     alone = _result(member, {"loose": loose}, {"loose": 1.0})
-    assert verdict_lines(alone)[0].startswith("Risk not measured reliably: every attack flags "
-                                              "more non-members than the FPR it aimed at allows")
+    assert verdict_lines(alone)[0].startswith(
+        "Cannot tell (risk not measured reliably) at 1% FPR for an attacker holding public "
+        "records of the same population: every attack flags more non-members than the FPR it "
+        "aimed at allows")
 
 
 def test_verdict_names_a_significant_auc_when_no_threshold_beats_guessing():
@@ -101,7 +103,9 @@ def test_verdict_names_a_significant_auc_when_no_threshold_beats_guessing():
     lo = result.metrics["auc_low"].iloc[0]
     assert lo > 0.5
     lines = verdict_lines(result)
-    assert lines[0].startswith("Risk not shown at 1% FPR: no attack flags a single training record")
+    assert lines[0].startswith("Risk not shown at 1% FPR for an attacker holding public records "
+                               "of the same population: no attack did better than chance: none "
+                               "flags a single training record")
     assert re.search(r"loss's AUC is 0\.\d{3} \[0\.\d{3}, 0\.\d{3}\] \(95% bootstrap interval, "
                      r"above 0\.5\)", lines[1])
     # the same scores with a chance-level ranking: no AUC sentence
@@ -145,13 +149,33 @@ def test_riskiest_table_prints_scores_on_the_right_side_of_the_threshold(tmp_pat
     s = np.r_[np.linspace(1.0020, 1.0034, 40), np.linspace(0.2, 1.0021, 40)]
     result = _result(member, {"rmia": s}, {"rmia": 1.0027})
     html = write_html_report(result, tmp_path / "r.html", top_k=40).read_text()
-    assert "score: rmia (flagged at ≥ 1.0027)" in html
+    assert "rmia (flagged ≥ 1.0027)" in html
     table = _html_table(html[html.index("Riskiest training records"):])
-    col = "score: rmia (flagged at ≥ 1.0027)"
+    col = "rmia (flagged ≥ 1.0027)"
     printed = table[col].astype(float)
-    flagged_by = table["flagged at own threshold by"] == "rmia"
+    flagged_by = table["flagged by (own threshold)"] == "rmia"
     assert flagged_by.any() and (~flagged_by).any()
     assert ((printed >= 1.0027) == flagged_by).all()
+
+
+def test_riskiest_table_headers_carry_rounded_thresholds(tmp_path):
+    # thresholds a float's width above 1 (confidence) and above 0 (loss of an overfit
+    # model): the headers read "> 1" and "> 0", and the cells agree with them
+    member = np.r_[np.ones(40, bool), np.zeros(40, bool)]
+    conf = np.r_[np.r_[np.full(10, 1.0), np.linspace(1.0 + 1e-15, 1.0 + 1e-14, 30)],
+                 np.linspace(0.5, 1.0, 40)]
+    loss = np.r_[np.r_[np.zeros(20), np.linspace(1e-300, 1e-290, 20)], -np.linspace(0, 1, 40)]
+    result = _result(member, {"confidence": conf, "loss": loss},
+                     {"confidence": np.nextafter(1.0, 2.0), "loss": np.nextafter(0.0, 1.0)})
+    html = write_html_report(result, tmp_path / "r.html", top_k=40).read_text()
+    table = _html_table(html[html.index("Riskiest training records"):])
+    for name, cut in (("confidence", 1.0), ("loss", 0.0)):
+        col = f"{name} (flagged &gt; {cut:g})"
+        assert col in table.columns, list(table.columns)
+        flagged = table["flagged by (own threshold)"].str.contains(name)
+        assert flagged.any() and (~flagged).any()
+        assert ((table[col].astype(float) > cut) == flagged).all()
+    assert "record contents" not in table.columns and "attacks flagging it" not in table.columns
 
 
 def _html_table(text: str) -> pd.DataFrame:
@@ -255,9 +279,11 @@ def test_report_renders_in_headless_chromium(result, tmp_path):
     # a rendered page: mostly white background with text, tables and two plots
     assert gray.mean() > 0.7 and gray.std() > 0.1
     assert (gray < 0.5).mean() > 0.01  # dark pixels: text and plot lines
-    # the verdict box (light grey with a blue left border) is near the top of the page
-    blue = (img[..., 2] > 0.7) & (img[..., 0] < 0.2) & (img[..., 1] < 0.5)
-    assert blue[:800].sum() > 500
+    # the verdict box (light grey, its left border and state badge coloured by the state:
+    # red where risk is shown) is near the top of the page
+    assert "<p class='state shown'>risk shown</p>" in html
+    red = (img[..., 0] > 0.7) & (img[..., 1] < 0.25) & (img[..., 2] < 0.3)
+    assert red[:800].sum() > 500
 
 
 def test_dp_table_fits_screen_and_print(result, tmp_path):
@@ -329,11 +355,36 @@ def test_cli_header_and_verdict_name_the_shadow_recipe(tmp_path, capsys):
     out = tmp_path / "rep"
     assert main(["audit", "--attacks", "loss,lira", "--n-shadow", "4", "--out", str(out),
                  "--quiet"]) == 0
-    stdout = capsys.readouterr().out
-    header = stdout.splitlines()[0]
+    printed = capsys.readouterr().out
+    assert max(len(line) for line in printed.splitlines()) <= 100  # a terminal's width
+    stdout = " ".join(printed.split())  # the lines wrapped at 100 columns, joined
+    header = stdout.split(" Verdict:")[0]
     assert "shadow recipe: the target's own recipe (random_forest)" in header
     assert "shadow / reference models were trained with the target's own recipe " \
            "(random_forest)." in stdout
     payload = json.loads((out / "results.json").read_text())
     assert payload["context"]["shadow recipe"] == "the target's own recipe (random_forest)"
     assert payload["verdict"][0].startswith("Risk")
+
+
+def test_riskiest_records_with_six_attacks_fit_a_wide_screen(tmp_path):
+    """The riskiest-records table of a six-attack audit (CLI names, masked contents)
+    fits the page on a 1200-pixel screen and in print, without its sideways scroll."""
+    browser = _browser(tmp_path)
+    rng = np.random.default_rng(0)
+    member = np.r_[np.ones(300, bool), np.zeros(300, bool)]
+    names = ["loss", "entropy", "modified_entropy", "confidence", "lira", "rmia"]
+    scores = {n: np.r_[rng.normal(0.5, 1, 300), rng.normal(0, 1, 300)] * (i + 1)
+              for i, n in enumerate(names)}
+    thresholds = {n: float(np.quantile(s[300:], 0.95)) + 1e-7 for n, s in scores.items()}
+    records = pd.DataFrame(rng.normal(size=(600, 8)), columns=[f"f{i}" for i in range(8)])
+    page = write_html_report(_result(member, scores, thresholds), tmp_path / "r.html",
+                             records=records)
+    script = """(() => ({width: document.body.getBoundingClientRect().right,
+        tables: [...document.querySelectorAll('table')].map(t => t.getBoundingClientRect().right)}))()"""
+    try:
+        for width, media in ((1200, "screen"), (_A4_CONTENT_PX, "print")):
+            got = browser.evaluate(browser.open(page.as_uri(), width=width, media=media), script)
+            assert got["tables"][-1] <= got["width"] + 1, (width, media, got)
+    finally:
+        browser.close()

@@ -20,8 +20,9 @@ from tabmia.metrics import (
     dp_consistency, dp_ppv_bound, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
 )
 from tabmia.report.plots import plot_roc, plot_score_histograms
+from tabmia.report.state import CANNOT_TELL, SHOWN, verdict_state
 from tabmia.report.tables import format_scores, results_table
-from tabmia.report.verdict import own_threshold_summary, verdict_lines
+from tabmia.report.verdict import finding_role, own_threshold_summary, verdict_lines
 
 __all__ = ["riskiest_records", "write_html_report", "page_head", "table_html", "png_img"]
 
@@ -38,6 +39,13 @@ background:#f3f5f7;border-radius:4px;padding:2px 8px;margin:2px 6px 2px 0}
 .verdict{background:#f6f8fa;border-left:4px solid #0969da;padding:.2em 1em .6em;margin-top:1em}
 .verdict h2{border:none;margin-top:.6em}.verdict li{margin:.3em 0}.risk{font-size:1.08em;font-weight:600}
 .gate{border-left-color:#8250df}
+.state{display:inline-block;font-weight:700;text-transform:uppercase;letter-spacing:.04em;
+padding:2px 10px;border-radius:4px;margin:.6em 0 .2em;color:#fff;background:#1a7f37}
+.state.shown{background:#cf222e}.state.cannot{background:#9a6700}
+.verdict.cannot{border-left-color:#9a6700}.verdict.shown{border-left-color:#cf222e}
+.finding{background:#fff8c5;border:1px solid #d4a72c;border-radius:4px;padding:.4em .8em;
+margin:.5em 0}.finding.blocks{background:#ffebe9;border-color:#cf222e}
+.finding.accepted{background:#f6f8fa;border-color:#8c959f}.finding b{font-family:monospace}
 .fit th{font-size:.95em}
 td.yes{background:#dafbe1;font-weight:600}td.no{background:#ffebe9;font-weight:600}
 td.unresolved{background:#fff8c5;font-weight:600}
@@ -153,14 +161,31 @@ def _format_scores(shown: pd.DataFrame, thresholds: dict[str, float]) -> dict[st
     """Print each ``score: <attack>`` column of ``shown`` in place so that every printed
     score is on the same side of the printed threshold as the score itself
     (:func:`~tabmia.report.tables.format_scores`); returns new column names that carry
-    the threshold."""
+    the threshold, rounded.
+
+    A threshold set just above a score (a float's width above 1 or 0:
+    1.0000000000000002, 4.9e-324) reads as "flagged > 1" where no shown score lies
+    between the rounded value and the threshold; others keep the digits that separate
+    the shown scores (at least 4 significant)."""
     names = {}
     for col in [c for c in shown.columns if c.startswith("score: ")]:
-        t = thresholds.get(col[len("score: "):])
+        name = col[len("score: "):]
+        t = thresholds.get(name)
         t = float(t) if t is not None and np.isfinite(t) else np.nan
-        shown[col], printed = format_scores(shown[col].to_numpy(float), t)
-        if np.isfinite(t):
-            names[col] = f"{col} (flagged at ≥ {printed})"
+        values = shown[col].to_numpy(float)
+        shown[col], printed = format_scores(values, t)
+        if not np.isfinite(t):
+            names[col] = f"{name} score"
+            continue
+        names[col] = f"{name} (flagged ≥ {printed})"
+        digits = len(printed.lstrip("-").replace(".", "").split("e")[0].lstrip("0"))
+        if digits <= 6 and (abs(t) >= 1e-12 or t == 0):
+            continue  # short, and not a float's width off zero
+        rounded = 0.0 if abs(t) < 1e-12 else float(f"{t:.4g}")
+        if rounded < t and not ((values > rounded) & (values < t)).any():
+            # flagged <=> score > rounded on every shown row: print against that rule
+            shown[col] = format_scores(values, float(np.nextafter(rounded, np.inf)))[0]
+            names[col] = f"{name} (flagged > {rounded:g})"
     return names
 
 
@@ -241,6 +266,7 @@ def write_html_report(
     version: str | None = None,
     date: str | None = None,
     gate: list[str] | None = None,
+    accept_warnings: Any = (),
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -269,6 +295,12 @@ def write_html_report(
     gate : list of str, default=None
         The privacy gate's lines (:meth:`tabmia.gate.GateResult.lines`), shown after the
         verdict.
+    accept_warnings : iterable of str, default=()
+        Findings the user overrides by name (:func:`tabmia.report.state.verdict_state`).
+
+    The verdict box opens with the audit's state (risk shown, risk not shown, cannot
+    tell) and holds every plausibility finding, each marked as what it does: makes the
+    verdict cannot-tell, was accepted by the user, or notes what the attacks see.
     """
     import datetime
 
@@ -291,9 +323,17 @@ def write_html_report(
         parts.append("<p>" + "".join(
             f"<span class='key'><b>{esc(str(k))}</b>: {esc(str(v))}</span>"
             for k, v in context.items()) + "</p>")
+    state = verdict_state(result, accept_warnings=accept_warnings)
     lines = verdict_lines(result, context=context, gammas=gammas, epsilon=epsilon,
-                          delta=delta)
-    parts.append(f"<section class='verdict'><h2>Verdict</h2><p class='risk'>{esc(lines[0])}</p><ul>"
+                          delta=delta, state=state, with_findings=False)
+    look = {SHOWN: "shown", CANNOT_TELL: "cannot"}.get(state.state, "")
+    findings = "".join(
+        f"<div class='finding {'blocks' if f.check in state.blocking else ''}"
+        f"{'accepted' if f.check in state.accepted else ''}'><b>{esc(f.check)}</b> "
+        f"({esc(finding_role(f, state))}): {esc(f.message)}.</div>" for f in state.findings)
+    parts.append(f"<section class='verdict {look}'><h2>Verdict</h2>"
+                 f"<p class='state {look}'>{esc(state.state)}</p>"
+                 f"<p class='risk'>{esc(lines[0])}</p>{findings}<ul>"
                  + "".join(f"<li>{esc(line)}</li>" for line in lines[1:]) + "</ul></section>")
     if gate:
         parts.append("<section class='verdict gate'><h2>Privacy gate</h2><ul>"
@@ -334,12 +374,13 @@ def write_html_report(
     if epsilon is not None:
         parts.append(_dp_section(metrics, epsilon, delta, gammas))
     risky = riskiest_records(result.scores, top_k=top_k)
-    shown = risky.rename(columns={
-        "tail_probability": "lowest tail probability", "strongest_attack": "ranked most unusual by",
-        "n_flagged": "attacks flagging it", "flagged_by": "flagged at own threshold by",
-        "mean_tail_probability": "mean tail probability"})
+    # short headers and no count column (the list of flagging attacks shows it): one
+    # column per attack must fit the page
+    shown = risky.drop(columns="n_flagged").rename(columns={
+        "tail_probability": "lowest tail p", "strongest_attack": "most unusual by",
+        "flagged_by": "flagged by (own threshold)", "mean_tail_probability": "mean tail p"})
     for c in shown.columns:
-        if "tail probability" in c:
+        if "tail p" in c:
             shown[c] = shown[c].map(lambda v: f"{v:.4g}")
     shown = shown.rename(columns=_format_scores(shown, thresholds or {}))
     details = None
@@ -351,14 +392,16 @@ def write_html_report(
             details = ("record contents: " + contents.apply(lambda c: f"{c.name}=" + c).agg(
                 "; ".join, axis=1)).to_numpy()
         else:
-            shown["record contents"] = "••• masked (use --show-records)"
+            shown["contents"] = "••• masked"
     parts.append(
         f"<h2>Riskiest training records (top {len(shown)}{esc(fig_seed)})</h2><p class='note'>Row "
-        "index in the training data; tail probability = share of non-member candidates an "
-        "attack scores at least as high (small = the record stands out; it uses the "
-        "candidates' membership, so it ranks records rather than measuring an attack). Ties "
-        "are broken by the number of attacks whose own threshold flags the record, then by "
-        "the mean tail probability. With many attacks the table scrolls sideways on a narrow "
+        "index in the training data; tail p (tail probability) = share of non-member "
+        "candidates an attack scores at least as high (small = the record stands out; it "
+        "uses the candidates' membership, so it ranks records rather than measuring an "
+        "attack). Ties are broken by the number of attacks whose own threshold flags the "
+        "record, then by the mean tail probability. Each attack's column holds its score, "
+        "its header the attack's own threshold. Record contents are masked unless the "
+        "audit ran with --show-records. With many attacks the table scrolls sideways on a narrow "
         "screen; in print it fits the page.</p><div class='wide'>"
         + table_html(shown, css_class="fit", details=details) + "</div>"
     )

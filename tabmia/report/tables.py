@@ -16,7 +16,7 @@ import pandas as pd
 
 from tabmia.metrics import ppv, ppv_interval, ppv_resolved
 
-__all__ = ["results_table", "markdown_table", "format_scores"]
+__all__ = ["results_table", "markdown_table", "format_scores", "text_table", "summary_table"]
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -114,6 +114,39 @@ def results_table(
                                "seconds", 1)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def summary_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The few columns a terminal shows, one row per attack, strongest first: the
+    records each attack flags at its own threshold (pooled over seeds) with their 95%
+    Clopper-Pearson intervals, and the AUC (mean over seeds). The full table is
+    :func:`results_table`'s."""
+    from tabmia.report.state import own_threshold_summary
+
+    summary = own_threshold_summary(metrics)
+    auc = pd.to_numeric(metrics["auc"], errors="coerce").groupby(metrics["attack"]).mean() \
+        if "auc" in metrics else pd.Series(np.nan, index=summary.index)
+    return pd.DataFrame({
+        "attack": summary.index,
+        "members flagged": [f"{t}/{n}" for t, n in zip(summary["tp"], summary["n_members"])],
+        "TPR [95%]": [f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in
+                      summary[["tpr", "tpr_low", "tpr_high"]].to_numpy()],
+        "non-members": [f"{f}/{n}" for f, n in zip(summary["fp"], summary["n_nonmembers"])],
+        "FPR [95%]": [f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in
+                      summary[["fpr", "fpr_low", "fpr_high"]].to_numpy()],
+        "AUC": [_fmt(float(v)) for v in auc.reindex(summary.index)],
+    })
+
+
+def text_table(table: pd.DataFrame) -> str:
+    """A table of strings as aligned plain text (the first column left, the rest right)."""
+    cols = list(table.columns)
+    cells = [cols] + [[str(v) for v in row] for row in table.itertuples(index=False)]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cols))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
 
 
 def markdown_table(table: pd.DataFrame) -> str:

@@ -13,68 +13,23 @@ import numpy as np
 import pandas as pd
 
 from tabmia.metrics import (
-    clopper_pearson, dp_consistency, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
+    DEFAULT_DELTA,
+    dp_consistency,
+    empirical_epsilon,
+    ppv,
+    ppv_interval,
+    ppv_resolved,
+)
+from tabmia.report.state import (  # noqa: F401 - their import path before tabmia.report.state
+    STRONGEST_RULE,
+    VerdictState,
+    own_threshold_summary,
+    tie_reach,
+    verdict_state,
 )
 
-__all__ = ["STRONGEST_RULE", "own_threshold_summary", "verdict_lines", "model_description",
-           "shadow_recipe"]
-
-
-#: How the verdict picks "the strongest attack", in the words the report prints.
-STRONGEST_RULE = (
-    "the attack that flags the most training records among those whose non-member flags "
-    "stay consistent with the FPR it aimed at (its FPR's 95% lower bound not above that FPR); "
-    "ties go to the one flagging fewer non-members"
-)
-
-
-def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
-    """Per attack, its decisions at its own threshold pooled over repeats, strongest first.
-
-    The order is :data:`STRONGEST_RULE`: attacks that kept the FPR they aimed at
-    (``fpr_target``; ``promise == "kept"``) come first, by TPR (more members flagged),
-    then fewer non-members flagged. Attacks whose threshold had no FPR goal
-    (``promise == "none"``) follow by ``tpr - fpr``, and attacks that flagged more
-    non-members than their goal allows (``promise == "broken"``) come last, by
-    ``tpr - fpr``. A largest-``tpr - fpr`` order alone would call an attack flagging 179
-    of 500 members at FPR 0 stronger than one flagging 180 at an FPR within its promise.
-
-    Returns
-    -------
-    DataFrame
-        Indexed by attack: ``tp``, ``n_members``, ``fp``, ``n_nonmembers`` (sums over
-        repeats), ``tp_per_seed`` (list), ``tpr``/``fpr`` with Clopper-Pearson
-        ``_low``/``_high``, ``advantage``, ``fpr_target`` (the FPR the threshold
-        promises) and ``fpr_requested`` (the one asked for; largest over repeats, NaN
-        without an FPR goal), ``promise`` and ``n_seeds``.
-    """
-    need = ["attack", "tp", "n_members", "fp", "n_nonmembers"]
-    if not set(need) <= set(metrics.columns):
-        raise ValueError("metrics lack the counts at each attack's own threshold (tp, fp); "
-                         "were the attacks run without a threshold?")
-    grouped = metrics[need].groupby("attack", sort=False)
-    out = grouped.sum().astype(int)
-    out["tp_per_seed"] = grouped["tp"].agg(lambda s: [int(v) for v in s])
-    out["n_seeds"] = grouped.size()
-    out["tpr"] = out["tp"] / out["n_members"]
-    out["fpr"] = out["fp"] / out["n_nonmembers"]
-    out["tpr_low"], out["tpr_high"] = clopper_pearson(out["tp"].to_numpy(),
-                                                      out["n_members"].to_numpy(), confidence)
-    out["fpr_low"], out["fpr_high"] = clopper_pearson(out["fp"].to_numpy(),
-                                                      out["n_nonmembers"].to_numpy(), confidence)
-    out["advantage"] = out["tpr"] - out["fpr"]
-    for col in ("fpr_target", "fpr_requested"):
-        values = (pd.to_numeric(metrics[col], errors="coerce") if col in metrics
-                  else pd.Series(np.nan, index=metrics.index))
-        out[col] = values.groupby(metrics["attack"], sort=False).max().reindex(out.index)
-    aim = out["fpr_target"].to_numpy(float)
-    kept = out["fpr_low"].to_numpy() <= aim * (1 + 1e-9)
-    out["promise"] = np.where(np.isnan(aim), "none", np.where(kept, "kept", "broken"))
-    group = out["promise"].map({"kept": 0, "none": 1, "broken": 2})
-    first = np.where(group == 0, out["tpr"], out["advantage"])
-    second = np.where(group == 0, -out["fpr"], out["tpr"])
-    order = np.lexsort((-second, -first, group.to_numpy()))
-    return out.iloc[order]
+__all__ = ["STRONGEST_RULE", "finding_line", "finding_role", "model_description",
+           "own_threshold_summary", "shadow_recipe", "verdict_lines"]
 
 
 def model_description(target: Any) -> str:
@@ -135,17 +90,23 @@ def verdict_lines(
     context: dict[str, Any] | None = None,
     gammas: tuple[float, ...] = (1.0, 10.0, 100.0),
     epsilon: float | None = None,
-    delta: float = 0.0,
+    delta: float = DEFAULT_DELTA,
     confidence: float = 0.95,
+    accept_warnings: Any = (),
+    state: VerdictState | None = None,
+    with_findings: bool = True,
 ) -> list[str]:
     """Plain-language sentences an auditor reads first (plain text, no markup).
 
-    The first is the risk statement: what an attacker holding the audit's public
-    records achieves with the strongest attack (:data:`STRONGEST_RULE`) at its own
-    threshold, with the 95% intervals of its TPR and FPR; where that does not beat
-    guessing, an AUC whose interval lies above 0.5 is named. Then how attacks were
-    ranked, what was attacked (and the recipe shadow models copy), the model's accuracy
-    gap, PPV, the ε lower bound and an optional DP claim.
+    The first states the audit's decision (:func:`tabmia.report.state.verdict_state`) and
+    the attacker it models: "Cannot tell" where the inputs contradict themselves (with
+    what to fix), else what an attacker holding the audit's public records (and, for a
+    label-only audit, seeing only the model's decisions) achieves with the strongest
+    attack (:data:`STRONGEST_RULE`) at its own threshold, with the 95% intervals of its
+    TPR and FPR; where that does not beat guessing, an AUC whose interval lies above 0.5
+    is named. Then attacks that flag nobody because their scores tie, the findings, how
+    attacks were ranked, what was attacked (and the recipe shadow models copy), the
+    model's accuracy gap, PPV, the ε lower bound and an optional DP claim.
 
     Parameters
     ----------
@@ -157,9 +118,17 @@ def verdict_lines(
         Priors for the PPV sentence (the largest is quoted).
     epsilon, delta : float
         A DP claim to check the strongest attack against.
+    accept_warnings : iterable of str, default=()
+        Findings the user overrides by name (:func:`tabmia.report.state.verdict_state`).
+    state : VerdictState, default=None
+        The decision, when the caller has it already.
+    with_findings : bool, default=True
+        Include one line per plausibility finding (the HTML report shows them apart).
     """
     context = context or {}
     metrics = result.metrics
+    state = state or verdict_state(result, accept_warnings=accept_warnings,
+                                   confidence=confidence)
     summary = own_threshold_summary(metrics, confidence=confidence)
     best_name, best = summary.index[0], summary.iloc[0]
     n_seeds = int(best["n_seeds"])
@@ -170,11 +139,26 @@ def verdict_lines(
     data = context.get("data", "the given data")
     splits = getattr(result, "splits", None)
     n_public = len(splits[0].public) if splits else context.get("attacker public records")
-    lines = [_risk_statement(best_name, best, n_mem, n_public)]
+    attacker = _attacker(state, n_public)
+    measured = _risk_statement(state, best_name, best, n_mem, attacker,
+                               nothing_flagged=int(summary["tp"].sum()) == 0)
+    if state.contradicted:
+        names = ", ".join(state.blocking)
+        lines = [f"Cannot tell: the inputs contradict themselves ({names}), so the attacks' "
+                 f"rates do not measure what {attacker} can learn. To fix: "
+                 + "; ".join(state.fixes()) + ". Having checked, override a finding by name "
+                 "(tabmia audit --accept-warning NAME; accept_warnings=[NAME] in Python).",
+                 "What the attacks measured on these inputs (not evidence until they are "
+                 "fixed): " + measured[0].lower() + measured[1:]]
+    else:
+        lines = [measured]
     auc_line = _significant_auc(metrics, summary)
     if auc_line and (int(best["tp"]) == 0 or best["tpr_low"] <= best["fpr_high"]
                      or best["promise"] == "broken"):
         lines.append(auc_line)
+    lines += _silent_lines(state, summary, result.scores)
+    if with_findings:
+        lines += [finding_line(f, state) for f in state.findings]
     lines.append(_ranking_line(summary, n_mem))
     seeds = f", over {n_seeds} seeds (counts pooled)" if n_seeds > 1 else ""
     recipe = context.get("shadow recipe") or shadow_recipe(result)
@@ -214,10 +198,43 @@ def verdict_lines(
     return lines
 
 
-def _risk_statement(name: str, best: pd.Series, n_mem: int, n_public: Any) -> str:
-    """One sentence: what an attacker can do, at which error rate, how sure."""
+def finding_role(finding: Any, state: VerdictState) -> str:
+    """What a plausibility finding does to the verdict, in words."""
+    if finding.check in state.blocking:
+        return "makes the verdict cannot-tell"
+    if finding.check in state.accepted:
+        return "accepted by the user, so it does not decide the verdict"
+    return "a note on what the attacks can see"
+
+
+def finding_line(finding: Any, state: VerdictState) -> str:
+    """One plausibility finding as the verdict states it: its name, what it does to the
+    verdict (:func:`finding_role`), and its message."""
+    return f"Finding {finding.check} ({finding_role(finding, state)}): {finding.message}."
+
+
+def _attacker(state: VerdictState, n_public: Any) -> str:
+    """The attacker the audit models, in words."""
     holding = f"{n_public} public records" if n_public else "public records"
-    attacker = f"an attacker holding {holding} of the same population"
+    if not state.labels_only:
+        return f"an attacker holding {holding} of the same population"
+    return (f"an attacker who sees only the model's decisions (its predicted labels) and "
+            f"holds {holding} of the same population")
+
+
+def _not_covered(state: VerdictState) -> str:
+    """What a label-only audit leaves out, as a sentence (empty when nothing)."""
+    if state.hidden_scores:
+        return (" The model also gives probabilities, which these attacks were not given: an "
+                "attacker who sees them is not covered by this audit.")
+    if state.labels_only and any(f.check == "label_only" for f in state.findings):
+        return " (The model's probabilities are one-hot: they carry only its decisions.)"
+    return ""
+
+
+def _risk_statement(state: VerdictState, name: str, best: pd.Series, n_mem: int,
+                    attacker: str, *, nothing_flagged: bool) -> str:
+    """The decision in a sentence or two: for which attacker, at which error rate, how sure."""
     aim = (f"aimed at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none"
            else "with no FPR goal")
     how = f"with {name} at its own threshold ({aim}, chosen without knowing who is a member)"
@@ -225,32 +242,74 @@ def _risk_statement(name: str, best: pd.Series, n_mem: int, n_public: Any) -> st
     fpr = _rate(best["fpr"], best["fpr_low"], best["fpr_high"])
     n_pos, n_neg, seeds = int(best["n_members"]), int(best["n_nonmembers"]), int(best["n_seeds"])
     if seeds > 1:  # the seeds' members overlap: count per seed, pool the rates
-        count = (f"{best['tp'] / seeds:g} of {n_mem} training records per seed on average "
+        count = (f"{_whole(best['tp'] / seeds)} of {n_mem} training records per seed on average "
                  f"(seeds: {', '.join(map(str, best['tp_per_seed']))}): pooled TPR {tpr}")
         false = f"{int(best['fp'])} of {n_neg} non-members over all seeds: pooled FPR {fpr}"
     else:
         count = f"{int(best['tp'])} of {n_pos} training records: TPR {tpr}"
         false = f"{int(best['fp'])} of {n_neg} non-members: FPR {fpr}"
     sure = " (95% Clopper-Pearson intervals)"
-    not_shown = (f"Risk not shown at {_pct(best['fpr_target'])} FPR"
-                 if best["promise"] != "none" else "Risk not shown")
-    if best["promise"] == "broken":
-        return (f"Risk not measured reliably: every attack flags more non-members than the FPR "
-                f"it aimed at allows, so no threshold kept its promise (too few public records, "
-                f"or public records unlike the candidates). The strongest by TPR − FPR, {how}, "
-                f"singles out {count}, while wrongly flagging {false}{sure}.")
-    if int(best["tp"]) == 0:
-        return (f"{not_shown}: no attack flags a single training record at its own threshold "
-                f"({aim}); with {n_pos} training records scored, at most "
-                f"{best['tpr_high']:.3f} of them could be singled out this way (95% upper "
-                f"bound), and {int(best['fp'])} of {n_neg} non-members were flagged.")
-    if best["tpr_low"] <= best["fpr_high"]:
-        return (f"{not_shown}: {attacker} flags training records no more often than "
-                f"non-members beyond chance. The strongest attack, {how}, singles out {count}, "
-                f"and wrongly flags {false}{sure}; the two intervals overlap, so these flags "
-                "are not shown to be better than guessing.")
-    return (f"Risk: {attacker}, {how}, singles out {count}, while wrongly flagging "
-            f"{false}{sure}.")
+    at = f" at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none" else ""
+    more = _not_covered(state)
+    if best["promise"] == "broken" and state.strongest is not None:
+        return (f"Cannot tell (risk not measured reliably){at} for {attacker}: every attack "
+                f"flags more non-members than the "
+                f"FPR it aimed at allows, so no threshold kept its promise (too few public "
+                f"records, or public records unlike the candidates). The strongest by TPR − FPR, "
+                f"{how}, singles out {count}, while wrongly flagging {false}{sure}.{more}")
+    if state.strongest is None:
+        if nothing_flagged:
+            detail = (f"none flags a single training record at its own threshold ({aim}); with "
+                      f"{n_pos} training records scored, at most {best['tpr_high']:.3f} of them "
+                      f"could be singled out this way (95% upper bound), and {int(best['fp'])} "
+                      f"of {n_neg} non-members were flagged")
+        elif best["promise"] == "broken":
+            detail = (f"none flags training records more often than non-members while keeping "
+                      f"the FPR it aimed at; {name}, {how}, singles out {count}, but wrongly "
+                      f"flags {false}{sure}, more than its FPR allows")
+        else:
+            detail = (f"none flags training records more often than non-members at its own "
+                      f"threshold; the closest, {how}, flags {count} and {false}{sure}")
+        return (f"Risk not shown{at} for {attacker}: no attack did better than chance: "
+                f"{detail}.{more}")
+    if state.state == "risk shown" or (state.contradicted and best["tpr_low"] > best["fpr_high"]):
+        return (f"Risk: {attacker}, {how}, singles out {count}, while wrongly flagging "
+                f"{false}{sure}.{more}")
+    return (f"Risk not shown{at} for {attacker}: it flags training records no more often than "
+            f"non-members beyond chance. The strongest attack, {how}, singles out {count}, "
+            f"and wrongly flags {false}{sure}; the two intervals overlap, so these flags are "
+            f"not shown to be better than guessing.{more}")
+
+
+def _whole(value: float) -> int:
+    """An average count as whole records (half up)."""
+    return int(np.floor(value + 0.5))
+
+
+def _silent_lines(state: VerdictState, summary: pd.DataFrame, scores: pd.DataFrame) -> list[str]:
+    """Attacks that flag nobody because their scores tie, and seeds where one flagged nobody."""
+    lines = []
+    if state.blind:
+        ties = tie_reach(scores, summary["fpr_target"])
+        parts = []
+        for a in state.blind:
+            r, t = summary.loc[a], ties.loc[a]
+            parts.append(f"{a} (aimed at {_pct(r['fpr_target'])} FPR: {int(t['tied'])} of "
+                         f"{int(r['n_nonmembers']) // int(r['n_seeds'])} non-members share its "
+                         f"highest unflagged score; broken at random, the tie would flag about "
+                         f"{_whole(t['extra_tp'] / int(r['n_seeds']))} training records per seed)")
+        lines.append("Flags nobody because its scores tie: " + "; ".join(parts) + ". More of "
+                     "those tied non-members than the FPR allows would be flagged with them, so "
+                     "no threshold of the attack can flag anyone there: its zero says nothing "
+                     "about the model at that FPR.")
+    for a, seeds in (state.silent_seeds or {}).items():
+        if a in state.blind:
+            continue
+        n = int(summary.at[a, "n_seeds"])
+        lines.append(f"{a} flagged no record at its own threshold in seed"
+                     f"{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} of {n} "
+                     "(counted as flagging nobody there).")
+    return lines
 
 
 def _ranking_line(summary: pd.DataFrame, n_mem: int) -> str:

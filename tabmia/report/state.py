@@ -1,0 +1,337 @@
+"""The audit's decision, made once: risk shown, risk not shown, or cannot tell.
+
+The plain-language verdict (:mod:`tabmia.report.verdict`), the HTML report, the privacy
+gate (:mod:`tabmia.gate`, so ``tabmia audit --fail-above``) and
+:func:`tabmia.testing.assert_membership_risk` all read :func:`verdict_state`; none of
+them decides on its own. It decides from:
+
+- each attack's decisions at its own threshold (:func:`own_threshold_summary`);
+- every plausibility finding of the audit (``result.findings``,
+  :mod:`tabmia.plausibility`). A finding that the inputs contradict themselves
+  (:data:`CONTRADICTIONS`: a model fitting its training records worse than the
+  population's, labels that differ beyond chance, an AUC below chance) makes the state
+  **cannot tell**, whatever the rates say: swapped files understate the leak, a shifted
+  population overstates it. The user may override a finding by its name
+  (``accept_warnings``), which is recorded;
+- the target's outputs: a label-only audit models an attacker who sees only the model's
+  decisions, and says when the model in fact has probabilities that attacker was not
+  given;
+- ties: an attack whose non-members tie at its highest unflagged score, more of them
+  than its FPR allows, cannot flag anyone there at that FPR (:func:`tie_reach`); its
+  "nobody flagged" is said, and the gate does not read it as a TPR under a limit.
+
+The states:
+
+- ``"cannot tell"``: an unaccepted contradiction, or every attack flags more
+  non-members than the FPR it aimed at allows (no threshold kept its promise);
+- ``"risk shown"``: the strongest attack (:data:`STRONGEST_RULE`) flags training records
+  more often than non-members beyond chance (its TPR's 95% lower bound above its FPR's
+  upper bound);
+- ``"risk not shown"``: otherwise, including when no attack flags members more often
+  than non-members at all (then no attack is "strongest").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tabmia.metrics import clopper_pearson
+
+__all__ = ["CANNOT_TELL", "CONTRADICTIONS", "NOT_SHOWN", "SHOWN", "STRONGEST_RULE",
+           "WARNING_NAMES", "VerdictState", "check_warning_names", "own_threshold_summary",
+           "tie_reach", "verdict_state"]
+
+SHOWN, NOT_SHOWN, CANNOT_TELL = "risk shown", "risk not shown", "cannot tell"
+
+#: The plausibility findings that make an audit "cannot tell", and what to fix for each.
+CONTRADICTIONS = {
+    "fit_gap": "check that the training records are the ones the model was trained on and "
+               "the population records ones it never saw (not swapped), with the labels it "
+               "was trained with",
+    "label_shift": "draw the population records from the training records' distribution "
+                   "(same source and period, not filtered or stratified), and check the "
+                   "label column",
+    "auc_below_chance": "check that the training and population records are not swapped, the "
+                        "labels are right and the attack's scores are not inverted",
+}
+#: Every finding's name (:mod:`tabmia.plausibility`): what ``accept_warnings`` takes.
+#: ``label_only`` (one-hot outputs) does not block: it changes the attacker the audit models.
+WARNING_NAMES = (*CONTRADICTIONS, "label_only")
+
+#: How the verdict picks "the strongest attack", in the words the report prints.
+STRONGEST_RULE = (
+    "the attack that flags the most training records among those whose non-member flags "
+    "stay consistent with the FPR it aimed at (its FPR's 95% lower bound not above that FPR); "
+    "ties go to the one flagging fewer non-members. An attack that flags members no more "
+    "often than non-members (TPR not above FPR) is never the strongest"
+)
+
+
+def check_warning_names(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` as a tuple, each a finding's name (:data:`WARNING_NAMES`).
+
+    Raises
+    ------
+    ValueError
+        Naming an unknown name and the known ones.
+    """
+    out = tuple(str(n).strip() for n in ([names] if isinstance(names, str) else names))
+    unknown = [n for n in out if n not in WARNING_NAMES]
+    if unknown:
+        raise ValueError(f"unknown warning {unknown[0]!r}: the findings an audit can accept are "
+                         f"{', '.join(WARNING_NAMES)}")
+    return out
+
+
+def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Per attack, its decisions at its own threshold pooled over repeats, strongest first.
+
+    The order is :data:`STRONGEST_RULE`: attacks that flag members more often than
+    non-members (``beats_chance``, TPR above FPR) and kept the FPR they aimed at
+    (``fpr_target``; ``promise == "kept"``) come first, by TPR (more members flagged),
+    then fewer non-members flagged. Attacks whose threshold had no FPR goal
+    (``promise == "none"``) follow by ``tpr - fpr``, then attacks that flagged more
+    non-members than their goal allows (``promise == "broken"``), by ``tpr - fpr``, and
+    last the attacks whose TPR is not above their FPR. A largest-``tpr - fpr`` order alone
+    would call an attack flagging 179 of 500 members at FPR 0 stronger than one flagging
+    180 at an FPR within its promise.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by attack: ``tp``, ``n_members``, ``fp``, ``n_nonmembers`` (sums over
+        repeats), ``tp_per_seed`` (list), ``tpr``/``fpr`` with Clopper-Pearson
+        ``_low``/``_high``, ``advantage``, ``fpr_target`` (the FPR the threshold
+        promises) and ``fpr_requested`` (the one asked for; largest over repeats, NaN
+        without an FPR goal), ``promise``, ``beats_chance`` and ``n_seeds``.
+    """
+    need = ["attack", "tp", "n_members", "fp", "n_nonmembers"]
+    if not set(need) <= set(metrics.columns):
+        raise ValueError("metrics lack the counts at each attack's own threshold (tp, fp); "
+                         "were the attacks run without a threshold?")
+    grouped = metrics[need].groupby("attack", sort=False)
+    out = grouped.sum().astype(int)
+    out["tp_per_seed"] = grouped["tp"].agg(lambda s: [int(v) for v in s])
+    out["n_seeds"] = grouped.size()
+    out["tpr"] = out["tp"] / out["n_members"]
+    out["fpr"] = out["fp"] / out["n_nonmembers"]
+    out["tpr_low"], out["tpr_high"] = clopper_pearson(out["tp"].to_numpy(),
+                                                      out["n_members"].to_numpy(), confidence)
+    out["fpr_low"], out["fpr_high"] = clopper_pearson(out["fp"].to_numpy(),
+                                                      out["n_nonmembers"].to_numpy(), confidence)
+    out["advantage"] = out["tpr"] - out["fpr"]
+    for col in ("fpr_target", "fpr_requested"):
+        values = (pd.to_numeric(metrics[col], errors="coerce") if col in metrics
+                  else pd.Series(np.nan, index=metrics.index))
+        out[col] = values.groupby(metrics["attack"], sort=False).max().reindex(out.index)
+    aim = out["fpr_target"].to_numpy(float)
+    kept = out["fpr_low"].to_numpy() <= aim * (1 + 1e-9)
+    out["promise"] = np.where(np.isnan(aim), "none", np.where(kept, "kept", "broken"))
+    out["beats_chance"] = out["tpr"] > out["fpr"]
+    rank = out["promise"].map({"kept": 0, "none": 1, "broken": 2})
+    group = np.where(out["beats_chance"], rank, 3)
+    first = np.where(group == 0, out["tpr"], out["advantage"])
+    second = np.where(group == 0, -out["fpr"], out["tpr"])
+    order = np.lexsort((-second, -first, group))
+    return out.iloc[order]
+
+
+def tie_reach(scores: pd.DataFrame, fpr: float | pd.Series) -> pd.DataFrame:
+    """What ties at each attack's threshold hide, per attack (counts pooled over repeats).
+
+    An attack's threshold stops above its highest unflagged non-member score. Where many
+    non-members share that score, more of them than the FPR ``fpr`` still allows, no
+    threshold can flag any record of that tie within ``fpr``: the attack is *blind* there
+    (an overfit forest's loss of 0 on most records; the gap attack's 0/1 score at a 1%
+    goal), and "none flagged" says nothing about the model at that FPR. Breaking the tie at
+    random, flagging each tied record with the probability the FPR budget leaves, reaches
+    the FPR and flags ``extra_tp`` more training records on average: what the attack's
+    TPR at ``fpr`` may be.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        ``attack``, ``member``, ``score``, ``flagged`` (and ``repeat``), as
+        :attr:`tabmia.experiment.ExperimentResult.scores`.
+    fpr : float or Series
+        The FPR, one for all attacks or per attack (indexed by attack).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by attack: ``tied`` (non-members sharing the highest unflagged
+        non-member score, largest over repeats), ``tied_share`` (their share of the
+        non-members), ``blind`` (in some repeat the tie holds at least two non-members and
+        more than the FPR allows beyond those already flagged), ``extra_tp`` (training
+        records a random tie-break reaching ``fpr`` adds, summed over repeats). Empty
+        when ``scores`` lack these columns.
+    """
+    cols = {"attack", "member", "score", "flagged"}
+    if not cols <= set(scores.columns) or scores.empty:
+        return pd.DataFrame(columns=["tied", "tied_share", "blind", "extra_tp"], dtype=float)
+    repeat = scores["repeat"] if "repeat" in scores else pd.Series(0, index=scores.index)
+    keys = [repeat.rename("repeat"), scores["attack"]]
+    member = scores["member"].to_numpy(bool)
+    flagged = scores["flagged"].to_numpy(bool)
+    score = scores["score"].to_numpy(float)
+    open_nonmember = pd.Series(np.where(~member & ~flagged, score, np.nan), index=scores.index)
+    top = open_nonmember.groupby(keys, sort=False).transform("max").to_numpy()
+    at_top = ~flagged & (score == top)
+    per = pd.DataFrame({"k": at_top & ~member, "m": at_top & member, "fp": flagged & ~member,
+                        "n_neg": ~member}, index=scores.index).groupby(keys, sort=False).sum()
+    attacks = per.index.get_level_values("attack")
+    alpha = (pd.Series(fpr, dtype=float).reindex(attacks).to_numpy()
+             if isinstance(fpr, pd.Series) else np.full(len(per), float(fpr)))
+    budget = np.nan_to_num(alpha * per["n_neg"].to_numpy() - per["fp"].to_numpy(), nan=0.0)
+    k = per["k"].to_numpy(float)
+    tie = k >= 2  # one record at the top is no tie: a threshold just under it flags it
+    share = np.clip(np.divide(budget, k, out=np.zeros_like(k), where=k > 0), 0.0, 1.0)
+    per["blind"] = tie & (k > budget) & np.isfinite(alpha)  # without an FPR goal: no budget
+    per["extra_tp"] = np.where(tie, share * per["m"].to_numpy(), 0.0)
+    per["tied_share"] = k / per["n_neg"].to_numpy()
+    out = per.groupby(level="attack", sort=False).agg(
+        tied=("k", "max"), tied_share=("tied_share", "max"), blind=("blind", "any"),
+        extra_tp=("extra_tp", "sum"))
+    return out
+
+
+@dataclass(frozen=True)
+class VerdictState:
+    """The audit's decision (:func:`verdict_state`).
+
+    Attributes
+    ----------
+    state : {"risk shown", "risk not shown", "cannot tell"}
+    cause : str
+        Why it cannot tell (empty otherwise): "the inputs contradict themselves", or that
+        no threshold kept its FPR promise.
+    findings : tuple of Finding
+        Every plausibility finding of the audit.
+    blocking : tuple of str
+        The findings (names) that make it cannot tell: contradictions not accepted.
+    accepted : tuple of str
+        The findings the user accepted by name (``accept_warnings``).
+    strongest : str or None
+        The strongest attack (:data:`STRONGEST_RULE`); None when no attack flags members
+        more often than non-members.
+    labels_only : bool
+        Whether the attacks saw only the model's decisions (a label-only target, or
+        one-hot probabilities).
+    hidden_scores : bool
+        Whether the model has probabilities the label-only attacks were not given.
+    blind : tuple of str
+        Attacks that flag nobody at their own threshold because their scores tie there
+        (:func:`tie_reach`).
+    silent_seeds : dict of str -> list of int
+        Attacks that flagged no record in some repeats (not all), and which.
+    """
+
+    state: str
+    cause: str = ""
+    findings: tuple = ()
+    blocking: tuple[str, ...] = ()
+    accepted: tuple[str, ...] = ()
+    strongest: str | None = None
+    labels_only: bool = False
+    hidden_scores: bool = False
+    blind: tuple[str, ...] = ()
+    silent_seeds: dict | None = None
+
+    @property
+    def contradicted(self) -> bool:
+        """Whether an unaccepted finding makes the inputs contradict themselves."""
+        return bool(self.blocking)
+
+    def fixes(self) -> list[str]:
+        """What to fix, one line per blocking finding."""
+        return [f"{name}: {CONTRADICTIONS[name]}" for name in self.blocking]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state as results.json stores it."""
+        return {
+            "state": self.state, "cause": self.cause, "strongest": self.strongest,
+            "labels_only": self.labels_only, "hidden_scores": self.hidden_scores,
+            "blind": list(self.blind), "silent_seeds": dict(self.silent_seeds or {}),
+            "accepted_warnings": list(self.accepted),
+            "findings": [{"name": f.check, "message": f.message, "p_value": f.p_value,
+                          "blocks": f.check in self.blocking,
+                          "accepted": f.check in self.accepted} for f in self.findings],
+        }
+
+
+def verdict_state(result: Any, *, accept_warnings: Iterable[str] = (),
+                  confidence: float = 0.95) -> VerdictState:
+    """Decide the audit's state from its rates, findings, target outputs and ties.
+
+    Parameters
+    ----------
+    result : ExperimentResult
+    accept_warnings : iterable of str, default=()
+        Findings (by name, :data:`WARNING_NAMES`) the user has checked and overrides: a
+        contradiction accepted no longer makes the audit "cannot tell".
+    confidence : float, default=0.95
+        Of the intervals.
+
+    Returns
+    -------
+    VerdictState
+
+    Raises
+    ------
+    ValueError
+        For an unknown name in ``accept_warnings``.
+    """
+    accepted = check_warning_names(accept_warnings)
+    findings = tuple(getattr(result, "findings", ()) or ())
+    blocking = tuple(dict.fromkeys(f.check for f in findings
+                                   if f.check in CONTRADICTIONS and f.check not in accepted))
+    summary = own_threshold_summary(result.metrics, confidence=confidence)
+    best = summary.iloc[0]
+    all_broken = bool((summary["promise"] == "broken").all())
+    # a broken promise disqualifies, unless every attack broke it (then: by TPR - FPR)
+    strongest = (str(summary.index[0]) if bool(best["beats_chance"])
+                 and (best["promise"] != "broken" or all_broken) else None)
+    labels_only, hidden = _outputs(result, findings)
+    ties = tie_reach(result.scores, summary["fpr_target"])
+    blind = tuple(a for a in summary.index
+                  if a in ties.index and bool(ties.at[a, "blind"]) and summary.at[a, "tp"] == 0)
+    silent = {a: [i for i, tp in enumerate(r["tp_per_seed"]) if tp == 0]
+              for a, r in summary.iterrows()
+              if 0 < sum(tp == 0 for tp in r["tp_per_seed"]) < len(r["tp_per_seed"])}
+    shown = (strongest is not None and best["promise"] != "broken"
+             and best["tpr_low"] > best["fpr_high"])
+    state, cause = (SHOWN, "") if shown else (NOT_SHOWN, "")
+    if all_broken:
+        state, cause = CANNOT_TELL, "no attack's threshold kept the FPR it aimed at"
+    if blocking:
+        state, cause = CANNOT_TELL, "the inputs contradict themselves"
+    return VerdictState(state, cause, findings=findings, blocking=blocking, accepted=accepted,
+                        strongest=strongest, labels_only=labels_only, hidden_scores=hidden,
+                        blind=blind, silent_seeds=silent)
+
+
+def _outputs(result: Any, findings: tuple) -> tuple[bool, bool]:
+    """Whether the attacks saw only labels, and whether the model has probabilities they
+    were not given (declared label-only, yet it has them)."""
+    from tabmia.plausibility import is_one_hot
+    from tabmia.target import PrecomputedProbabilities, as_target
+
+    targets = getattr(result, "targets", None) or []
+    one_hot = any(f.check == "label_only" for f in findings)
+    if not targets:
+        return one_hot, False
+    target = as_target(targets[0])
+    if target.outputs != "labels":
+        return one_hot, False
+    model = target.model
+    if isinstance(model, PrecomputedProbabilities):
+        hidden = not is_one_hot(model.proba)
+    else:
+        hidden = (hasattr(model, "predict_proba")
+                  or type(model).__module__.split(".", 1)[0] == "torch")
+    return True, bool(hidden)
