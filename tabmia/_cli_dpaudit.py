@@ -187,7 +187,7 @@ def run_dpaudit_command(args: argparse.Namespace) -> int:
         raise UsageError(first_line(exc)) from exc
     try:
         result = audit.run(X, y)
-    except Exception as exc:  # noqa: BLE001 - the user's recipe failing on the user's data
+    except Exception as exc:  # the user's recipe failing on the user's data
         raise UsageError(
             f"--recipe {args.recipe} could not be trained or queried on --data {data}: "
             f"{type(exc).__name__}: {first_line(exc)}"

@@ -126,7 +126,7 @@ def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | Non
         ) from exc
     except LookupError as exc:
         raise UsageError(f"--encoding {encoding}: {first_line(exc)}") from exc
-    except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
+    except Exception as exc:  # any parse error is the user's file
         raise UsageError(f"{flag} {path}: cannot read: {first_line(exc)}") from exc
     dups = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
     if dups:
@@ -277,7 +277,7 @@ def load_model(path: Path, trust_types: bool, flag: str = "--model-file") -> Any
         return joblib.load(path)
     except (ImportError, AttributeError) as exc:
         raise UsageError(f"{flag} {path}: {_unimportable(exc)}") from exc
-    except Exception as exc:  # noqa: BLE001 - garbage, truncated or foreign files
+    except Exception as exc:  # garbage, truncated or foreign files
         what = "a text file" if kind == "text" else "not"
         raise UsageError(
             f"{flag} {path}: {what} a joblib or pickle file of a model "
@@ -311,7 +311,7 @@ def _load_skops(path: Path, trust_types: bool, flag: str) -> Any:
         return sio.load(path, trusted=untrusted)
     except UsageError:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise UsageError(f"{flag} {path}: not a readable .skops file ({first_line(exc)})") from exc
 
 

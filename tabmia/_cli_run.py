@@ -316,7 +316,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             raise UsageError(first_line(exc)) from exc
     try:
         target.predict_indices(X_tr.iloc[:5])
-    except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
+    except Exception as exc:  # whatever the model raises on these records
         where = args.model_file or args.train_pred or "--train-proba"
         raise UsageError(f"{where}: cannot score --train records: {first_line(exc)}"
                          + _categorical_hint(exc)) from exc
@@ -341,7 +341,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         warnings.warn(shared_note, DuplicateRecordsWarning, stacklevel=1)
     try:  # every record scored once: a model that fails on some, or implausible inputs
         findings = check_inputs(target, X_tr, y_tr, X_pop, y_pop, random_state=args.random_state)
-    except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
+    except Exception as exc:  # whatever the model raises on these records
         where = args.model_file or "--train-proba / --population-proba"
         raise UsageError(f"{where}: cannot score the --train and --population records: "
                          f"{first_line(exc)}" + _categorical_hint(exc)) from exc

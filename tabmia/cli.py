@@ -182,7 +182,7 @@ def _read_config(path: Path, section: str = "audit") -> dict[str, Any]:
             data = yaml.safe_load(text)
     except ImportError as exc:
         raise UsageError(f"--config {path}: reading it needs {exc.name} (pip install pyyaml)") from exc
-    except Exception as exc:  # noqa: BLE001 - any parse error is the user's
+    except Exception as exc:  # any parse error is the user's
         raise UsageError(f"--config {path}: cannot parse: {str(exc).splitlines()[0]}") from exc
     if not isinstance(data, dict):
         raise UsageError(f"--config {path}: expected a mapping of flag names to values")

@@ -39,7 +39,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from tabmia._array import log_softmax, ravel_column, softmax
-from tabmia._rows import _n_columns, concat_rows, n_rows, plain, take_rows  # noqa: F401 - their old home
+from tabmia._rows import _n_columns, concat_rows, n_rows, plain, take_rows  # their old home
 from tabmia.exceptions import LabelOnlyTargetError
 from tabmia.precomputed import PrecomputedLabels, PrecomputedProbabilities
 from tabmia.scores import LOGIT_SCORE_NAMES, SCORE_NAMES, membership_score

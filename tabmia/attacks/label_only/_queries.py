@@ -31,7 +31,7 @@ ROBUSTNESS_CONSTRAINTS = {
 class LabelQueriesMixin:
     """What every label-only attack shares: it works from labels, and counts its queries."""
 
-    def __sklearn_tags__(self):  # noqa: D105
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.membership_tags.target_outputs = "labels"
         return tags
