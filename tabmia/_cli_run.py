@@ -21,6 +21,7 @@ from tabmia._cli_checks import (
     check_recipe_matches,
     more_records_hint,
 )
+from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_inputs import (
     UsageError,
     apply_categories,
@@ -35,7 +36,6 @@ from tabmia._cli_inputs import (
     read_table,
     split_label,
 )
-from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_outputs import fpr_fallback_notes, recorded_warnings, shown, write_outputs
 from tabmia.recipes import AUDIT_ATTACKS, LABEL_AUDIT_ATTACKS
 
@@ -455,8 +455,13 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
-    from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-    from tabmia.exceptions import AuditTooSmallError, TargetOutputsError, UnresolvableFPRError
+    from tabmia.exceptions import (
+        AuditTooSmallError,
+        DuplicateRecordsWarning,
+        PlausibilityWarning,
+        TargetOutputsError,
+        UnresolvableFPRError,
+    )
     from tabmia.plausibility import check_attack_scores
     from tabmia.report import markdown_table, results_table
     from tabmia.report.verdict import shadow_recipe, verdict_lines

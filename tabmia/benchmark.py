@@ -342,7 +342,6 @@ def _runner_device(device: str) -> str:
     (a ``RunNote``: the CLI prints it as a ``tabmia: note:`` line)."""
     from tabmia._device import resolve_device_name
     from tabmia.backends import gpu_present
-
     from tabmia.exceptions import RunNote
 
     resolve_device_name(device, n_gpus=lambda: 1, check_index=False)  # the vocabulary

@@ -34,6 +34,7 @@ from sklearn import metrics as skm
 from sklearn.utils import check_random_state
 
 from tabmia._game_labels import split_game_labels
+
 # defined with the other exceptions; importable from here too (their old path)
 from tabmia.exceptions import AuditTooSmallError, UnresolvableFPRError
 

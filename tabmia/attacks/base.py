@@ -28,7 +28,6 @@ import inspect
 import math
 import warnings
 from abc import ABCMeta, abstractmethod
-
 from numbers import Real
 from typing import Any
 

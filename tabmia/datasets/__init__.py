@@ -12,6 +12,8 @@ access.  openml and folktables are imported only when needed.
 """
 
 from tabmia.exceptions import DataNotFoundError
+
+from . import classic as _classic
 from ._home import get_cache_home, get_data_home
 from ._registry import DATASETS, available_datasets, load_dataset, resolve_dataset_name
 from .acs import fetch_acs
@@ -32,8 +34,6 @@ from .classic import (
 from .openml import SUITE_TASKS, fetch_openml_task, list_suite_tasks
 from .purchase import fetch_purchase100
 from .texas import fetch_texas100
-
-from . import classic as _classic
 
 __all__ = [
     "DATASETS",

@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._common import encode_labels, make_bunch, to_categorical
 from tabmia.exceptions import DataNotFoundError
+
+from ._common import encode_labels, make_bunch, to_categorical
 from ._home import (
     download_or_raise,
     find_data_file,

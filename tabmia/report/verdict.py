@@ -13,7 +13,12 @@ import numpy as np
 import pandas as pd
 
 from tabmia.metrics import (
-    clopper_pearson, dp_consistency, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
+    clopper_pearson,
+    dp_consistency,
+    empirical_epsilon,
+    ppv,
+    ppv_interval,
+    ppv_resolved,
 )
 
 __all__ = ["STRONGEST_RULE", "own_threshold_summary", "verdict_lines", "model_description",
