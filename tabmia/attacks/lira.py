@@ -26,8 +26,6 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia.attacks._lira_stats import (
-    CLIP_GRID_MAX,
-    LOGIT_CLIP_GRID_MIN,
     _clip_stat,
     _logit_bound,
     _tpr_at,

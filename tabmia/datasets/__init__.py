@@ -13,7 +13,6 @@ access.  openml and folktables are imported only when needed.
 
 from tabmia.exceptions import DataNotFoundError
 
-from . import classic as _classic
 from ._home import get_cache_home, get_data_home
 from ._registry import DATASETS, available_datasets, load_dataset, resolve_dataset_name
 from .acs import fetch_acs
@@ -49,5 +48,16 @@ __all__ = [
     "list_suite_tasks",
     "load_dataset",
     "resolve_dataset_name",
-    *_classic.__all__,  # the load_* functions imported above
+    "load_adult",
+    "load_australian_credit",
+    "load_bank_marketing",
+    "load_breast_cancer",
+    "load_compas",
+    "load_diabetes130",
+    "load_german_credit",
+    "load_give_me_some_credit",
+    "load_heart_disease",
+    "load_hepatitis",
+    "load_pima_diabetes",
+    "load_taiwan_default",
 ]
