@@ -6,6 +6,7 @@ prints it as one ``tabmia: error:`` line and exits with status 2.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import warnings
@@ -217,10 +218,9 @@ def read_predictions(
     if not pd.Series(predicted).isin(labels).any():
         raise UsageError(f"--*-pred: the predicted labels {plain(pd.unique(pd.Series(predicted))[:5])} "
                          f"are none of the --label column's labels {plain(labels[:10])}")
-    try:
+    # predicted labels no record has, of another type: kept as objects
+    with contextlib.suppress(TypeError, ValueError):
         predicted = predicted.astype(np.asarray(labels).dtype)
-    except (TypeError, ValueError):
-        pass  # predicted labels no record has, of another type: kept as objects
     X_all = pd.concat([X_train, X_population], ignore_index=True)
     try:
         return TargetModel(PrecomputedLabels(X_all, predicted, classes=labels))

@@ -315,7 +315,7 @@ def _prepare_adult(spec, df, processing, *, drop_missing: bool = True, **_: Any)
         processing += f"; dropped {n_raw - len(df)} rows with missing values"
     split = df.pop("split").to_numpy(dtype=object)
     for col in df.columns:
-        if col not in ADULT_CATEGORICAL + ["income"] and not df[col].isna().any():
+        if col not in [*ADULT_CATEGORICAL, "income"] and not df[col].isna().any():
             df[col] = df[col].astype(np.int64)
     return spec, df, processing, {"split": split}
 
@@ -327,7 +327,7 @@ def _german_uci(df: pd.DataFrame) -> pd.DataFrame:
 
 def _hepatitis_uci(df: pd.DataFrame) -> pd.DataFrame:
     df["Class"] = df["Class"].map({1: "DIE", 2: "LIVE"})
-    return df[HEPATITIS_COLUMNS + ["Class"]]
+    return df[[*HEPATITIS_COLUMNS, "Class"]]
 
 
 def _drop_missing(spec, df, processing, *, drop_missing: bool = False, **_: Any):
@@ -391,7 +391,7 @@ def _prepare_compas(spec, df, processing, *, propublica_filter: bool = True, **_
         df = df[keep]
         processing += f"; ProPublica filter kept {len(df)} of {n0} rows"
     decile = df["decile_score"].to_numpy()
-    return spec, df[COMPAS_FEATURES + ["two_year_recid"]], processing, {"decile_score": decile}
+    return spec, df[[*COMPAS_FEATURES, "two_year_recid"]], processing, {"decile_score": decile}
 
 
 # --------------------------------------------------------------------------- the table
@@ -447,7 +447,7 @@ _SPECS: dict[str, _Spec] = {
         layouts=_files("hepatitis/hepatitis.csv", "hepatitis/hepatitis.data"),
         csv=(
             {"na_values": "?"},
-            {"header": None, "names": ["Class"] + HEPATITIS_COLUMNS, "na_values": "?"},
+            {"header": None, "names": ["Class", *HEPATITIS_COLUMNS], "na_values": "?"},
         ),
         fix=(None, _hepatitis_uci),
         target="Class",

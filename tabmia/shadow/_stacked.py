@@ -7,6 +7,7 @@ rows with its own generator and keeps its own Adam state.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +21,7 @@ _BETA1, _BETA2, _EPS = 0.9, 0.999, 1e-8
 
 def layer_sizes(n_in: int, hidden: Sequence[int], n_out: int) -> list[tuple[int, int]]:
     widths = [int(n_in), *[int(h) for h in hidden], int(n_out)]
-    return list(zip(widths[:-1], widths[1:]))
+    return list(itertools.pairwise(widths))
 
 
 def _activation_fn(name: str) -> Any:
@@ -176,7 +177,7 @@ def train_stacked(
                         continue
                     # the last steps of an epoch: only the models that still have a
                     # minibatch move (a loop over models, on views of their slices)
-                    one = (1,) + shape[1:]
+                    one = (1, *shape[1:])
                     for k in np.flatnonzero(act_np):
                         sl = slice(int(k), int(k) + 1)
                         _adam_step(
