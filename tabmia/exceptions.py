@@ -120,5 +120,6 @@ class DataNotFoundError(FileNotFoundError):
         super().__init__(message)
         self.paths = list(paths)
 
-    def __str__(self) -> str:  # FileNotFoundError would print "[Errno None] ..."
+    def __str__(self) -> str:
+        """The message alone (``FileNotFoundError`` would print ``[Errno None] ...``)."""
         return str(self.args[0]) if self.args else ""

@@ -76,6 +76,7 @@ class RiskLimit:
         return f"tpr@{self.fpr:g}" if self.metric == "tpr" else self.metric
 
     def __str__(self) -> str:
+        """The limit as written on the command line, e.g. ``tpr@0.01=0.05``."""
         return f"{self.name}={self.limit:g}"
 
     @classmethod
@@ -169,6 +170,7 @@ class LimitCheck:
         return f"{self.limit.name} <= {self.limit.limit:g}: {self.outcome}: {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The check as JSON-ready values (the ``gate`` entry of ``results.json``)."""
         return {"metric": self.limit.name, "limit": self.limit.limit, "outcome": self.outcome,
                 "attack": self.attack, "value": _json(self.value), "low": _json(self.low),
                 "high": _json(self.high), "reason": self.reason,
@@ -230,6 +232,7 @@ class GateResult:
                 "--unresolved pass lets it pass")
 
     def to_dict(self) -> dict[str, Any]:
+        """The decision as JSON-ready values (``results.json``'s ``gate``)."""
         return {"outcome": self.outcome, "passed": self.passed, "exit_status": self.exit_status,
                 "unresolved": self.unresolved, "checks": [c.to_dict() for c in self.checks]}
 

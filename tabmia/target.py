@@ -558,6 +558,7 @@ class TargetModel:
         return self._torch_device
 
     def __repr__(self) -> str:
+        """The wrapped model's class and the number of classes."""
         return (
             f"TargetModel({type(self.model).__name__}, n_classes={self.n_classes}, "
             f"n_queries={self.n_queries_})"

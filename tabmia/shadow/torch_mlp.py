@@ -414,6 +414,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ pickle
     def __getstate__(self) -> dict:
+        """Pickle the weights as CPU arrays, not the torch module."""
         state = self.__dict__.copy()
         module = state.pop("module_", None)
         if module is not None:
@@ -426,6 +427,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         return state
 
     def __setstate__(self, state: dict) -> None:
+        """Rebuild the torch module from the pickled weights."""
         weights = state.pop("_module_weights", None)
         device = state.get("device_")
         self.__dict__.update(state)
