@@ -303,7 +303,7 @@ def machine(load_start: tuple[float, ...]) -> dict[str, Any]:
     import os
     import platform
 
-    versions = {}
+    versions: dict[str, str | None] = {}
     for dist in ("tabmia", "numpy", "scikit-learn", "catboost", "torch"):
         try:
             versions[dist] = importlib.metadata.version(dist)

@@ -42,7 +42,7 @@ def _guesses(text: str) -> str | tuple[int, int]:
         raise argparse.ArgumentTypeError(
             f"expected {' or '.join(GUESS_STRATEGIES)} or K_PLUS,K_MINUS (two counts), got {text!r}"
         )
-    return rule  # type: ignore[return-value]
+    return (rule[0], rule[1])
 
 
 def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:

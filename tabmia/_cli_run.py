@@ -256,6 +256,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     with _thread_limits(args):
         result = experiment.run(X, y)
     split, acc = result.splits[0], result.target_accuracy
+    assert acc is not None  # the built-in game trains its targets
     context = {
         "data": args.dataset, "target": args.model, "members": len(split.members),
         "non-members": len(split.nonmembers), "attacker public records": len(split.public),
@@ -444,8 +445,8 @@ def _takes_device(model: Any) -> bool:
 
 def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
     """How many shadow / reference models this run trained and how many the cache gave."""
-    pops = [getattr(a, "population_", None) for a in result.attacks]
-    pops = [p for p in pops if p is not None and hasattr(p, "n_trained_")]
+    found = [getattr(a, "population_", None) for a in result.attacks]
+    pops = [p for p in found if p is not None and hasattr(p, "n_trained_")]
     if args.cache_dir is None or not pops:
         return {}
     trained = sum(p.n_trained_ for p in pops)

@@ -314,6 +314,7 @@ def run_benchmark(
                     cells[text] = cell
                     bar.update(1)
                 split = game_round.split
+                assert split is not None  # a drawn round has its split
                 entry["seeds"].append({
                     "seed": seed, "n_members": int(split.members.size),
                     "n_nonmembers": int(split.nonmembers.size),

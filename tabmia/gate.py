@@ -308,6 +308,7 @@ def _decide(limit: RiskLimit, rows: pd.DataFrame, describe: Any) -> LimitCheck:
 
 
 def _check_tpr(summary: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
+    assert limit.fpr is not None  # a tpr@<fpr> limit names its FPR
     alpha, cap = float(limit.fpr), limit.limit
     aim = summary["fpr_target"].to_numpy(float)  # the FPR the threshold promises
     no_goal = np.isnan(aim)

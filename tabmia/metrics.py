@@ -183,7 +183,7 @@ def precision_at_fpr(membership: Any, scores: Any, fpr: float = 0.01) -> float:
     return tp / (tp + fp) if tp + fp > 0 else float("nan")
 
 
-def rates_at_threshold(membership: Any, scores: Any, threshold: float) -> dict[str, float]:
+def rates_at_threshold(membership: Any, scores: Any, threshold: float) -> dict[str, Any]:
     """Counts and rates of the decision ``scores >= threshold``."""
     m, s = _check_membership_scores(membership, scores)
     flagged = s >= threshold

@@ -580,5 +580,6 @@ class LiRAAttack(ReferenceModelAttack):
             return super()._nonmember_calibration_scores(X, y)
         # known non-members in the pool are IN / OUT for the shadows exactly like a
         # non-member candidate in the pool: their online scores are exchangeable
+        assert self._known_nonmembers is not None  # online fit keeps the pool's mask
         rows = np.flatnonzero(self._known_nonmembers)
         return self._score(take_rows(X, rows), y[rows])

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from ._home import (
 )
 
 PathLike = str | os.PathLike
-Result = Bunch | tuple[pd.DataFrame, pd.Series]
+Result: TypeAlias = Bunch | tuple[pd.DataFrame, pd.Series]
 
 # --------------------------------------------------------------------------- column tables
 
@@ -346,6 +346,8 @@ def _prepare_diabetes130(spec, df, processing, *, binary=False, **_: Any):
     encounter = df.pop("encounter_id").to_numpy()
     extra = {"groups": df.pop("patient_nbr").to_numpy(), "encounter_id": encounter}
     raw = df["readmitted"] = df["readmitted"].astype(str).str.strip()
+    classes: tuple[Any, ...]
+    names: tuple[str, ...] | None
     if binary is False:
         classes, names, tdesc = ("NO", ">30", "<30"), None, "3 classes: 0 = NO, 1 = >30, 2 = <30"
     elif binary is True or binary == "<30":

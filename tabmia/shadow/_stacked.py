@@ -178,7 +178,7 @@ def train_stacked(
                     # the last steps of an epoch: only the models that still have a
                     # minibatch move (a loop over models, on views of their slices)
                     one = (1, *shape[1:])
-                    for k in np.flatnonzero(act_np):
+                    for k in np.flatnonzero(act_np).tolist():
                         sl = slice(int(k), int(k) + 1)
                         _adam_step(
                             p[sl], g[sl], m[sl], v[sl],

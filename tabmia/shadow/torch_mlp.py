@@ -222,7 +222,8 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
     def _get_weights(self) -> list[Any]:
         """``[W1 (in, out), b1, ...]`` of the fitted network, on the CPU."""
         out = []
-        for layer in self.module_:
+        layers: Any = self.module_  # torch types a layer's attributes as Tensor | Module
+        for layer in layers:
             if hasattr(layer, "weight"):
                 out.append(layer.weight.detach().t().contiguous().cpu())
                 out.append(layer.bias.detach().cpu())
