@@ -477,7 +477,7 @@ class QuantileAttack(BaseMembershipAttack):
 
         Returns
         -------
-        ndarray of shape (n, len(alphas_))
+        ndarray of shape (n, number of alphas)
             Column ``k`` is the ``1 - alphas_[k]`` quantile (pinball), or the Gaussian
             model's ``mu + sd * Phi^{-1}(1 - a)`` for ``a`` in ``alphas`` / ``[fpr]``.
         """

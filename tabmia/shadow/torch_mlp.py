@@ -79,7 +79,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         Labels in output column order.
     n_features_in_ : int
         Number of input features.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Column names, when fit on a DataFrame with string column names.
     module_ : torch.nn.Sequential
         The network (``Linear`` / activation layers) returning logits.
