@@ -1,4 +1,6 @@
-"""Choose an attack's hyperparameters honestly: on a simulated game, never on the audit.
+"""
+Choose an attack's hyperparameters honestly: on a simulated game, never on the audit
+====================================================================================
 
 The audited model's candidates are what the audit measures, so tuning an attack on
 them overstates the leak. Instead the auditor plays a membership game of its own: it
@@ -32,6 +34,12 @@ FPR = 0.05
 
 def recipe() -> RandomForestClassifier:
     return RandomForestClassifier(n_estimators=100, min_samples_leaf=2, random_state=0)
+
+
+# %%
+# The data: 1000 training records of the target, 1000 non-member candidates, and 2000
+# public records the auditor holds. The auditor's game is played on a shadow of the
+# target's recipe trained on half of the public records.
 
 
 def main() -> None:
