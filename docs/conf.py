@@ -29,7 +29,7 @@ import tabmia  # noqa: E402 - after sys.path is set
 
 project = "tabmia"
 author = "the tabmia authors"
-copyright = "2026, the tabmia authors"  # noqa: A001 - Sphinx's name for it
+copyright = "2026, the tabmia authors"
 release = tabmia.__version__
 version = ".".join(release.split(".")[:2])
 

@@ -118,9 +118,7 @@ def python_entries() -> dict[str, tuple[str, str]]:
         role = _role(obj)
         if role == "exception":
             out[name] = (role, "library/exceptions.html#$")
-        elif role == "class":
-            out[name] = (role, "library/functions.html#$")
-        elif role == "function":
+        elif role in ("class", "function"):  # builtin types are documented as functions
             out[name] = (role, "library/functions.html#$")
     out["pathlib.Path"] = ("class", "library/pathlib.html#$")
     out["warnings.warn"] = ("function", "library/warnings.html#$")
