@@ -8,7 +8,7 @@ same population (public data); 200 more are held out as non-member candidates.
 
 Needs the German credit data in the data home (`TABMIA_DATA`, e.g. ../shared/data).
 
-Run: python examples/audit_german_credit.py  (about a minute on 2 CPU cores; with
+Run: ``python examples/audit_german_credit.py`` (about a minute on 2 CPU cores; with
 ``TABMIA_EXAMPLES_QUICK=1``, as in the documentation build, 4 shadow pipelines)
 """
 

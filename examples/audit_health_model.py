@@ -3,12 +3,12 @@ Audit a health model with LiRA and the quantile-regression attack
 =================================================================
 
 A hospital trained a gradient-boosting model on breast-cancer diagnoses (the data ships
-with scikit-learn; pass --hepatitis for the UCI Hepatitis set from the data home).
+with scikit-learn; pass ``--hepatitis`` for the UCI Hepatitis set from the data home).
 Two strong attacks ask which patients' records were in its training set: LiRA with
 shadow models of the same recipe (Carlini et al.), and a single quantile regressor of
 non-member scores (Bertran et al.) that needs no shadow models at all.
 
-Run: python examples/audit_health_model.py  (about a minute on 2 CPU cores; with
+Run: ``python examples/audit_health_model.py`` (about a minute on 2 CPU cores; with
 ``TABMIA_EXAMPLES_QUICK=1``, as in the documentation build, 4 shadow models and one seed)
 """
 

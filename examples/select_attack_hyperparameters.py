@@ -12,7 +12,7 @@ thresholding the attack uses. The chosen attack then runs once on the real targe
 The table lists every candidate setting: its game score (what chose it) next to what
 it achieves on the real target (shown for comparison only; the choice never saw it).
 
-Run: python examples/select_attack_hyperparameters.py  (a few seconds)
+Run: ``python examples/select_attack_hyperparameters.py`` (a few seconds)
 """
 
 from __future__ import annotations
