@@ -1,16 +1,18 @@
-"""Audit a model trained elsewhere, given only its probabilities.
+"""
+Audit a model trained elsewhere, given only its probabilities
+=============================================================
 
 The model runs in another team's service; they sent the probabilities it gives to its
 training records and to population records it never saw. tabmia attacks it through
 those numbers alone (`PrecomputedProbabilities`): score attacks and the quantile
 attack work; attacks that must query new or perturbed records (Merlin) cannot.
 
-The same audit from the command line:
+The same audit from the command line::
 
-    tabmia audit --train train.csv --population population.csv --label target \
+    tabmia audit --train train.csv --population population.csv --label target \\
         --train-proba train_proba.csv --population-proba population_proba.csv
 
-Run: python examples/audit_precomputed_probabilities.py  (seconds)
+Run: ``python examples/audit_precomputed_probabilities.py`` (seconds)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tabmia import PrecomputedProbabilities, TargetModel
 from tabmia.attacks import LossAttack, ScoreAttack
 from tabmia.audit import audit_model
 from tabmia.report import markdown_table, results_table
+from tabmia.report.plots import plot_roc
 
 
 def the_other_teams_numbers():
@@ -34,6 +37,11 @@ def the_other_teams_numbers():
     model = RandomForestClassifier(n_estimators=50, random_state=0).fit(X.iloc[train], y.iloc[train])
     return (X.iloc[train], y.iloc[train], model.predict_proba(X.iloc[train]),
             X.iloc[population], y.iloc[population], model.predict_proba(X.iloc[population]))
+
+
+# %%
+# The audit reads the probabilities by record content: ``PrecomputedProbabilities`` holds
+# the records and the numbers, and answers a query for any record it holds.
 
 
 def main() -> None:
@@ -50,6 +58,7 @@ def main() -> None:
     # each attack counts its queries on its own copy of the target
     queries = target.n_queries_ + sum(a.target_.n_queries_ for a in result.attacks)
     print(f"queries answered from the precomputed table: {queries}")
+    plot_roc(result.scores, title="Precomputed probabilities: ROC of each attack")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""A privacy gate in an ML pipeline: the build fails when the candidate model leaks.
+"""
+A privacy gate in an ML pipeline: the build fails when the candidate model leaks
+================================================================================
 
 A team retrains a diagnosis model on every change. Before the model ships, this step
 audits it against records it never saw and fails the build when the audit shows that an
@@ -10,16 +12,17 @@ attacker could single out more training records than the team accepts:
 
 Three ways to run the same gate:
 
-- a CI step:   python examples/privacy_gate_ci.py
+- a CI step: ``python examples/privacy_gate_ci.py``
   (exit status 0: every limit met; 1: the audit shows a limit exceeded; 3: it cannot
   tell, e.g. too few records)
-- in a test suite:   pytest examples/privacy_gate_ci.py
+- in a test suite: ``pytest examples/privacy_gate_ci.py``
   (``tabmia.testing.assert_membership_risk`` raises ``AssertionError`` with the numbers)
-- from the command line, on a saved model:
-  tabmia audit --model-file model.joblib --train train.csv --population holdout.csv
-  --label diagnosis --attacks loss,confidence --fail-above tpr@0.05=0.15,auc=0.65
+- from the command line, on a saved model::
 
-Run: python examples/privacy_gate_ci.py  (a few seconds on 2 CPU cores)
+      tabmia audit --model-file model.joblib --train train.csv --population holdout.csv \\
+          --label diagnosis --attacks loss,confidence --fail-above tpr@0.05=0.15,auc=0.65
+
+Run: ``python examples/privacy_gate_ci.py`` (a few seconds on 2 CPU cores)
 """
 
 from __future__ import annotations
@@ -81,5 +84,11 @@ def main() -> int:
     return gate.exit_status
 
 
+# %%
+# Run as a pipeline step, the exit status is the step's result. (The documentation build
+# runs this file too: it exits only when a limit is not met.)
+
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if status:
+        sys.exit(status)

@@ -1,4 +1,6 @@
-"""Choose an attack's hyperparameters honestly: on a simulated game, never on the audit.
+"""
+Choose an attack's hyperparameters honestly: on a simulated game, never on the audit
+====================================================================================
 
 The audited model's candidates are what the audit measures, so tuning an attack on
 them overstates the leak. Instead the auditor plays a membership game of its own: it
@@ -10,7 +12,7 @@ thresholding the attack uses. The chosen attack then runs once on the real targe
 The table lists every candidate setting: its game score (what chose it) next to what
 it achieves on the real target (shown for comparison only; the choice never saw it).
 
-Run: python examples/select_attack_hyperparameters.py  (a few seconds)
+Run: ``python examples/select_attack_hyperparameters.py`` (a few seconds)
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ FPR = 0.05
 
 def recipe() -> RandomForestClassifier:
     return RandomForestClassifier(n_estimators=100, min_samples_leaf=2, random_state=0)
+
+
+# %%
+# The data: 1000 training records of the target, 1000 non-member candidates, and 2000
+# public records the auditor holds. The auditor's game is played on a shadow of the
+# target's recipe trained on half of the public records.
 
 
 def main() -> None:

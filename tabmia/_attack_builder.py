@@ -133,7 +133,7 @@ def _runner_params(tags: Any, settings: dict[str, Any]) -> dict[str, Any]:
     """The parameters that the runner-wide ``settings`` set on an attack with ``tags``."""
     params = {k: v for k, v in settings.items() if k in tags.runner_settings}
     if settings.get("recipe") is not None:
-        params.update({p: settings["recipe"] for p in tags.recipe_params})
+        params.update(dict.fromkeys(tags.recipe_params, settings["recipe"]))
     return params
 
 

@@ -70,7 +70,7 @@ def metric_names(fprs: tuple[float, ...]) -> list[tuple[str, str]]:
         names += [(f"tpr@{f:g}", f"TPR at {f:g} FPR"), (f"precision@{f:g}", f"Precision at {f:g} FPR")]
     names += [("tpr_own", "TPR at each attack's own threshold"),
               ("fpr_own", "FPR at each attack's own threshold")]
-    return names + [("seconds", "Wall time per attack (s, fit + score)")]
+    return [*names, ("seconds", "Wall time per attack (s, fit + score)")]
 
 
 def metric_note(key: str, payload: dict[str, Any]) -> str:
@@ -303,7 +303,7 @@ def machine(load_start: tuple[float, ...]) -> dict[str, Any]:
     import os
     import platform
 
-    versions = {}
+    versions: dict[str, str | None] = {}
     for dist in ("tabmia", "numpy", "scikit-learn", "catboost", "torch"):
         try:
             versions[dist] = importlib.metadata.version(dist)

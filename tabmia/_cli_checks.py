@@ -63,7 +63,7 @@ def _own_mode(args: argparse.Namespace) -> str | None:
 
 def check_mode(args: argparse.Namespace) -> None:
     """Refuse a flag given (command line or config) that the chosen mode ignores."""
-    given = getattr(args, "given", set())
+    given: set[str] = getattr(args, "given", set())
     mode = _own_mode(args)
     if mode is not None:
         stray = [d for d in _GAME_ONLY if d in given]
@@ -94,7 +94,7 @@ def check_attack_flags(args: argparse.Namespace, attacks: dict[str, Any]) -> Non
     """Refuse an attack flag (``--n-shadow``, ...) that none of the attacks takes."""
     from tabmia._attack_builder import settings_not_taken
 
-    given = getattr(args, "given", set())
+    given: set[str] = getattr(args, "given", set())
     # whether an interrupted run can keep models in --cache-dir (tabmia.cli says so)
     args.trains_models = not settings_not_taken(attacks, ["cache_dir"])
     for dest, (setting, what, example) in _ATTACK_FLAGS.items():

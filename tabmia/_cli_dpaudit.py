@@ -42,7 +42,7 @@ def _guesses(text: str) -> str | tuple[int, int]:
         raise argparse.ArgumentTypeError(
             f"expected {' or '.join(GUESS_STRATEGIES)} or K_PLUS,K_MINUS (two counts), got {text!r}"
         )
-    return rule  # type: ignore[return-value]
+    return (rule[0], rule[1])
 
 
 def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
@@ -187,7 +187,7 @@ def run_dpaudit_command(args: argparse.Namespace) -> int:
         raise UsageError(first_line(exc)) from exc
     try:
         result = audit.run(X, y)
-    except Exception as exc:  # noqa: BLE001 - the user's recipe failing on the user's data
+    except Exception as exc:  # the user's recipe failing on the user's data
         raise UsageError(
             f"--recipe {args.recipe} could not be trained or queried on --data {data}: "
             f"{type(exc).__name__}: {first_line(exc)}"

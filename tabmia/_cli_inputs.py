@@ -6,6 +6,7 @@ prints it as one ``tabmia: error:`` line and exits with status 2.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import warnings
@@ -126,7 +127,7 @@ def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | Non
         ) from exc
     except LookupError as exc:
         raise UsageError(f"--encoding {encoding}: {first_line(exc)}") from exc
-    except Exception as exc:  # noqa: BLE001 - any parse error is the user's file
+    except Exception as exc:  # any parse error is the user's file
         raise UsageError(f"{flag} {path}: cannot read: {first_line(exc)}") from exc
     dups = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
     if dups:
@@ -217,10 +218,9 @@ def read_predictions(
     if not pd.Series(predicted).isin(labels).any():
         raise UsageError(f"--*-pred: the predicted labels {plain(pd.unique(pd.Series(predicted))[:5])} "
                          f"are none of the --label column's labels {plain(labels[:10])}")
-    try:
+    # predicted labels no record has, of another type: kept as objects
+    with contextlib.suppress(TypeError, ValueError):
         predicted = predicted.astype(np.asarray(labels).dtype)
-    except (TypeError, ValueError):
-        pass  # predicted labels no record has, of another type: kept as objects
     X_all = pd.concat([X_train, X_population], ignore_index=True)
     try:
         return TargetModel(PrecomputedLabels(X_all, predicted, classes=labels))
@@ -277,7 +277,7 @@ def load_model(path: Path, trust_types: bool, flag: str = "--model-file") -> Any
         return joblib.load(path)
     except (ImportError, AttributeError) as exc:
         raise UsageError(f"{flag} {path}: {_unimportable(exc)}") from exc
-    except Exception as exc:  # noqa: BLE001 - garbage, truncated or foreign files
+    except Exception as exc:  # garbage, truncated or foreign files
         what = "a text file" if kind == "text" else "not"
         raise UsageError(
             f"{flag} {path}: {what} a joblib or pickle file of a model "
@@ -311,7 +311,7 @@ def _load_skops(path: Path, trust_types: bool, flag: str) -> Any:
         return sio.load(path, trusted=untrusted)
     except UsageError:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise UsageError(f"{flag} {path}: not a readable .skops file ({first_line(exc)})") from exc
 
 

@@ -21,6 +21,7 @@ from tabmia._cli_checks import (
     check_recipe_matches,
     more_records_hint,
 )
+from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_inputs import (
     UsageError,
     apply_categories,
@@ -258,6 +259,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     with _thread_limits(args):
         result = experiment.run(X, y)
     split, acc = result.splits[0], result.target_accuracy
+    assert acc is not None  # the built-in game trains its targets
     context = {
         "data": args.dataset, "target": args.model, "members": len(split.members),
         "non-members": len(split.nonmembers), "attacker public records": len(split.public),
@@ -318,7 +320,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             raise UsageError(first_line(exc)) from exc
     try:
         target.predict_indices(X_tr.iloc[:5])
-    except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
+    except Exception as exc:  # whatever the model raises on these records
         where = args.model_file or args.train_pred or "--train-proba"
         raise UsageError(f"{where}: cannot score --train records: {first_line(exc)}"
                          + _categorical_hint(exc)) from exc
@@ -343,7 +345,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         warnings.warn(shared_note, DuplicateRecordsWarning, stacklevel=1)
     try:  # every record scored once: a model that fails on some, or implausible inputs
         findings = check_inputs(target, X_tr, y_tr, X_pop, y_pop, random_state=args.random_state)
-    except Exception as exc:  # noqa: BLE001 - whatever the model raises on these records
+    except Exception as exc:  # whatever the model raises on these records
         where = args.model_file or "--train-proba / --population-proba"
         raise UsageError(f"{where}: cannot score the --train and --population records: "
                          f"{first_line(exc)}" + _categorical_hint(exc)) from exc
@@ -446,8 +448,8 @@ def _takes_device(model: Any) -> bool:
 
 def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
     """How many shadow / reference models this run trained and how many the cache gave."""
-    pops = [getattr(a, "population_", None) for a in result.attacks]
-    pops = [p for p in pops if p is not None and hasattr(p, "n_trained_")]
+    found = [getattr(a, "population_", None) for a in result.attacks]
+    pops = [p for p in found if p is not None and hasattr(p, "n_trained_")]
     if args.cache_dir is None or not pops:
         return {}
     trained = sum(p.n_trained_ for p in pops)
@@ -457,8 +459,13 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
-    from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-    from tabmia.exceptions import AuditTooSmallError, TargetOutputsError, UnresolvableFPRError
+    from tabmia.exceptions import (
+        AuditTooSmallError,
+        DuplicateRecordsWarning,
+        PlausibilityWarning,
+        TargetOutputsError,
+        UnresolvableFPRError,
+    )
     from tabmia.report import markdown_table, results_table
     from tabmia.report.tables import summary_table
     from tabmia.report.verdict import shadow_recipe, verdict_lines, verdict_state

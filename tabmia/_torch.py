@@ -162,10 +162,10 @@ def _mlp_grad_sq_norms(module: Any, xb: Any, yb: Any) -> Any:
         loss = F.cross_entropy(h, yb, reduction="sum")
         deltas = torch.autograd.grad(loss, outputs)
     sq = torch.zeros(xb.shape[0], dtype=torch.float64, device=xb.device)
-    for a, d, bias in zip(inputs, deltas, has_bias):
+    for a, d, with_bias in zip(inputs, deltas, has_bias):
         d2 = d.double().pow(2).sum(dim=1)
         a2 = a.double().pow(2).sum(dim=1)
-        sq += (a2 + 1.0) * d2 if bias else a2 * d2
+        sq += (a2 + 1.0) * d2 if with_bias else a2 * d2
     return sq
 
 

@@ -314,6 +314,7 @@ def run_benchmark(
                     cells[text] = cell
                     bar.update(1)
                 split = game_round.split
+                assert split is not None  # a drawn round has its split
                 entry["seeds"].append({
                     "seed": seed, "n_members": int(split.members.size),
                     "n_nonmembers": int(split.nonmembers.size),
@@ -342,7 +343,6 @@ def _runner_device(device: str) -> str:
     (a ``RunNote``: the CLI prints it as a ``tabmia: note:`` line)."""
     from tabmia._device import resolve_device_name
     from tabmia.backends import gpu_present
-
     from tabmia.exceptions import RunNote
 
     resolve_device_name(device, n_gpus=lambda: 1, check_index=False)  # the vocabulary

@@ -183,7 +183,10 @@ def _read_config(path: Path, section: str = "audit") -> dict[str, Any]:
     text = path.read_text()
     try:
         if path.suffix.lower() == ".toml":
-            import tomllib
+            if sys.version_info >= (3, 11):
+                import tomllib
+            else:  # Python 3.10: tomllib's own package
+                import tomli as tomllib
 
             data = tomllib.loads(text)
         else:
@@ -191,8 +194,8 @@ def _read_config(path: Path, section: str = "audit") -> dict[str, Any]:
 
             data = yaml.safe_load(text)
     except ImportError as exc:
-        raise UsageError(f"--config {path}: reading it needs {exc.name} (pip install pyyaml)") from exc
-    except Exception as exc:  # noqa: BLE001 - any parse error is the user's
+        raise UsageError(f"--config {path}: reading it needs {exc.name} (pip install {'pyyaml' if exc.name == 'yaml' else exc.name})") from exc
+    except Exception as exc:  # any parse error is the user's
         raise UsageError(f"--config {path}: cannot parse: {str(exc).splitlines()[0]}") from exc
     if not isinstance(data, dict):
         raise UsageError(f"--config {path}: expected a mapping of flag names to values")
@@ -216,7 +219,7 @@ def _parse_with_config(argv: list[str] | None) -> argparse.Namespace:
     if getattr(args, "config", None) is None:
         return args
     config = _read_config(args.config, args.command)
-    audit = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr]
+    audit = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr,index]
     known = {a.dest: a for a in audit._actions}
     unknown = sorted(set(config) - set(known))
     if unknown:

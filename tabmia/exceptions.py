@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 __all__ = [
     "UnresolvableFPRError", "AuditTooSmallError", "TargetOutputsError", "LabelOnlyTargetError",
     "DuplicateRecordsWarning", "RunNote",
@@ -116,9 +119,10 @@ class DataNotFoundError(FileNotFoundError):
         The candidate paths that were looked for, in search order.
     """
 
-    def __init__(self, message: str, paths: list | tuple = ()) -> None:
+    def __init__(self, message: str, paths: Iterable[Any] = ()) -> None:
         super().__init__(message)
         self.paths = list(paths)
 
-    def __str__(self) -> str:  # FileNotFoundError would print "[Errno None] ..."
+    def __str__(self) -> str:
+        """The message alone (``FileNotFoundError`` would print ``[Errno None] ...``)."""
         return str(self.args[0]) if self.args else ""

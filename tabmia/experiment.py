@@ -223,6 +223,7 @@ class MembershipRound:
             raise ValueError("this round was built around a trained target: it holds no "
                              "data set to train one on (use MembershipRound.draw)")
         X, y = self.data
+        assert self.split is not None  # a round with data was drawn, so it has its split
         train, held_out = self.split.train, self.split.nonmembers
         target = clone(estimator)
         seed_estimator(target, self.seed, catboost_seed=False)
@@ -418,8 +419,10 @@ class MembershipExperiment:
         for repeat, seed in enumerate(game_seeds(self.random_state, self.n_repeats)):
             game = MembershipRound.draw(X, y, seed, train_size=self.train_size,
                                         public_size=self.public_size, prior=self.prior)
+            assert game.split is not None  # a drawn round has its split
             check_audit_size(game.split.members.size, game.split.nonmembers.size)
             targets.append(game.train_target(self.estimator))
+            assert game.accuracy is not None  # set by train_target
             splits.append(game.split)
             acc_rows.append({"repeat": repeat, "train_accuracy": game.accuracy["train"],
                              "test_accuracy": game.accuracy["test"]})

@@ -89,6 +89,7 @@ class RiskLimit:
         return f"tpr@{self.fpr:g}" if self.metric == "tpr" else self.metric
 
     def __str__(self) -> str:
+        """The limit as written on the command line, e.g. ``tpr@0.01=0.05``."""
         return f"{self.name}={self.limit:g}"
 
     @classmethod
@@ -182,6 +183,7 @@ class LimitCheck:
         return f"{self.limit.name} <= {self.limit.limit:g}: {self.outcome}: {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The check as JSON-ready values (the ``gate`` entry of ``results.json``)."""
         return {"metric": self.limit.name, "limit": self.limit.limit, "outcome": self.outcome,
                 "attack": self.attack, "value": _json(self.value), "low": _json(self.low),
                 "high": _json(self.high), "reason": self.reason,
@@ -272,6 +274,7 @@ class GateResult:
                 "--unresolved pass lets it pass")
 
     def to_dict(self) -> dict[str, Any]:
+        """The decision as JSON-ready values (``results.json``'s ``gate``)."""
         return {"outcome": self.outcome, "passed": self.passed, "exit_status": self.exit_status,
                 "unresolved": self.unresolved, "limits_outcome": self.limits_outcome,
                 "blocked_by": list(self.blocked_by),
@@ -364,6 +367,7 @@ def _decide(limit: RiskLimit, rows: pd.DataFrame, describe: Any) -> LimitCheck:
 
 
 def _check_tpr(summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame) -> LimitCheck:
+    assert limit.fpr is not None  # a tpr@<fpr> limit names its FPR
     alpha, cap = float(limit.fpr), limit.limit
     aim = summary["fpr_target"].to_numpy(float)  # the FPR the threshold promises
     no_goal = np.isnan(aim)

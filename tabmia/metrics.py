@@ -34,6 +34,7 @@ from sklearn import metrics as skm
 from sklearn.utils import check_random_state
 
 from tabmia._game_labels import split_game_labels
+
 # defined with the other exceptions; importable from here too (their old path)
 from tabmia.exceptions import AuditTooSmallError, UnresolvableFPRError
 
@@ -187,7 +188,7 @@ def precision_at_fpr(membership: Any, scores: Any, fpr: float = 0.01) -> float:
     return tp / (tp + fp) if tp + fp > 0 else float("nan")
 
 
-def rates_at_threshold(membership: Any, scores: Any, threshold: float) -> dict[str, float]:
+def rates_at_threshold(membership: Any, scores: Any, threshold: float) -> dict[str, Any]:
     """Counts and rates of the decision ``scores >= threshold``."""
     m, s = _check_membership_scores(membership, scores)
     flagged = s >= threshold

@@ -151,7 +151,7 @@ class TabularNoise:
             binary[:] = False
         self.roles_ = np.where(binary, "binary", "numeric").astype(object)
         self.scale_ = self._scales(np.nanstd(arr, axis=0), binary)
-        self.marginals_ = {}
+        self.marginals_: dict[Any, Any] = {}
 
     def _fit_sparse(self, X: Any) -> None:
         Xc = sp.csr_matrix(X, dtype=np.float64)

@@ -53,6 +53,7 @@ audit does not produce; it raises a finding when the test rejects at level ``alp
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +105,7 @@ class Finding:
     p_value: float | None = None
 
     def __str__(self) -> str:
+        """The finding's message."""
         return self.message
 
 
@@ -335,9 +337,7 @@ def check_attack_scores(scores: pd.DataFrame, *, alpha: float = ALPHA) -> list[F
 
 def _shares(y: np.ndarray) -> str:
     counts = pd.Series(y).value_counts(normalize=True)
-    try:
+    with contextlib.suppress(TypeError):  # labels of mixed types keep the order of their counts
         counts = counts.sort_index()
-    except TypeError:  # labels of mixed types keep the order of their counts
-        pass
     shown = ", ".join(f"{k!r}: {v:.1%}" for k, v in zip(plain(counts.index[:6]), counts))
     return shown + (", ..." if counts.size > 6 else "")

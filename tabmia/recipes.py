@@ -31,7 +31,9 @@ from tabmia.attacks import (
 from tabmia.backends import BACKENDS
 
 __all__ = [
-    "MODEL_NAMES", "make_model", "ATTACK_PRESETS", "ATTACK_NAMES", "AUDIT_ATTACKS", "LABEL_AUDIT_ATTACKS",
+    "MODEL_NAMES", "make_model", "ATTACK_PRESETS",
+    "ATTACK_NAMES",  # noqa: F822 - computed on access by the module __getattr__
+    "AUDIT_ATTACKS", "LABEL_AUDIT_ATTACKS",
     "BENCHMARK_ATTACKS",
     "label_attack_names", "make_attack", "tabular_preprocessor",
 ]

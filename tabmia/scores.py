@@ -173,7 +173,7 @@ LOGIT_SCORE_NAMES: tuple[str, ...] = tuple(_FROM_LOGITS)
 
 
 def membership_score(
-    name: str, proba: np.ndarray, y: np.ndarray, *, logits: np.ndarray | None = None
+    name: str, proba: np.ndarray | None, y: np.ndarray, *, logits: np.ndarray | None = None
 ) -> np.ndarray:
     """Score ``name`` signed so that higher means more likely a member.
 

@@ -39,7 +39,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from tabmia._array import log_softmax, ravel_column, softmax
-from tabmia._rows import _n_columns, concat_rows, n_rows, plain, take_rows  # noqa: F401 - their old home
+from tabmia._rows import _n_columns, concat_rows, n_rows, plain, take_rows  # their old home
 from tabmia.exceptions import LabelOnlyTargetError
 from tabmia.precomputed import PrecomputedLabels, PrecomputedProbabilities
 from tabmia.scores import LOGIT_SCORE_NAMES, SCORE_NAMES, membership_score
@@ -558,6 +558,7 @@ class TargetModel:
         return self._torch_device
 
     def __repr__(self) -> str:
+        """The wrapped model's class and the number of classes."""
         return (
             f"TargetModel({type(self.model).__name__}, n_classes={self.n_classes}, "
             f"n_queries={self.n_queries_})"

@@ -57,7 +57,7 @@ def regressor_input(
     """
     if sp.issparse(X):
         Xs = sp.csr_matrix(X, dtype=np.float64)
-        layout = ("sparse", Xs.shape[1])
+        layout: tuple = ("sparse", Xs.shape[1])
         _check_layout(layout, fitted_layout)
         if with_label:
             if n_classes == 2:

@@ -106,7 +106,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
         "verbose": ["verbose"],
     }
 
-    def __sklearn_tags__(self) -> Any:  # noqa: D105
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         m = tags.membership_tags
         m.reports_model_size = True

@@ -28,7 +28,6 @@ import inspect
 import math
 import warnings
 from abc import ABCMeta, abstractmethod
-
 from numbers import Real
 from typing import Any
 
@@ -121,7 +120,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         proxy's non-members).
     """
 
-    _parameter_constraints: dict[str, list[Any]] = {
+    _parameter_constraints: dict[str, Any] = {
         "target": "no_validation",
         "threshold_goal": [StrOptions(set(GOALS))],
         "fpr": [Interval(Real, 0, 1, closed="neither")],
@@ -412,6 +411,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
                 )
             self.calibration_scores_ = neg
             self.n_calibration_ = int(neg.size)
+            assert self.fpr_ is not None  # settled before training, for the "fpr" goal
             return select_threshold(neg, goal="fpr", fpr=self.fpr_)
         neg, pos = self._proxy_calibration_scores(X, y_raw)
         self.calibration_scores_ = neg

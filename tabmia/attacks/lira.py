@@ -26,8 +26,6 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia.attacks._lira_stats import (
-    CLIP_GRID_MAX,
-    LOGIT_CLIP_GRID_MIN,
     _clip_stat,
     _logit_bound,
     _tpr_at,
@@ -582,5 +580,6 @@ class LiRAAttack(ReferenceModelAttack):
             return super()._nonmember_calibration_scores(X, y)
         # known non-members in the pool are IN / OUT for the shadows exactly like a
         # non-member candidate in the pool: their online scores are exchangeable
+        assert self._known_nonmembers is not None  # online fit keeps the pool's mask
         rows = np.flatnonzero(self._known_nonmembers)
         return self._score(take_rows(X, rows), y[rows])

@@ -116,7 +116,7 @@ _NOISE_CONSTRAINTS = {
 class _PerturbationAttack(BaseMembershipAttack):
     """Shared machinery of Merlin and Morgan."""
 
-    def __sklearn_tags__(self) -> Any:  # noqa: D105
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.membership_tags.queries_perturbed_records = True
         return tags

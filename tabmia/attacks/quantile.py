@@ -303,7 +303,7 @@ class QuantileAttack(BaseMembershipAttack):
             fitted_layout=None if fitting else self._layout_,
         )
         if fitting:
-            self._layout_ = layout
+            self._layout_: tuple = layout
         return data, cat_idx
 
     # ------------------------------------------------------------------ models
@@ -379,7 +379,7 @@ class QuantileAttack(BaseMembershipAttack):
                    split_seed: int, model_seed: int, keep: bool) -> tuple[np.ndarray, list]:
         n = s.size
         folds = KFold(n_splits=self.cv, shuffle=True, random_state=split_seed).split(np.arange(n))
-        raw = None
+        raw: np.ndarray | None = None
         models = []
         for train, held in folds:
             model = self._fit_regressor(params, model_seed, take_rows(data, train), s[train], cat_idx)
@@ -389,6 +389,7 @@ class QuantileAttack(BaseMembershipAttack):
             raw[held] = pred
             if keep:
                 models.append(model)
+        assert raw is not None  # KFold yields at least two folds
         return raw, models
 
     # ---------------------------------------------------------------- decision
@@ -453,6 +454,7 @@ class QuantileAttack(BaseMembershipAttack):
             if raw is None:
                 raw = np.empty((fold.size, pred.shape[1]))
             raw[sel] = pred
+        assert raw is not None  # every candidate falls in one of the folds' models
         return raw
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
@@ -475,7 +477,7 @@ class QuantileAttack(BaseMembershipAttack):
 
         Returns
         -------
-        ndarray of shape (n, len(alphas_))
+        ndarray of shape (n, number of alphas)
             Column ``k`` is the ``1 - alphas_[k]`` quantile (pinball), or the Gaussian
             model's ``mu + sd * Phi^{-1}(1 - a)`` for ``a`` in ``alphas`` / ``[fpr]``.
         """

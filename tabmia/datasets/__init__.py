@@ -12,6 +12,7 @@ access.  openml and folktables are imported only when needed.
 """
 
 from tabmia.exceptions import DataNotFoundError
+
 from ._home import get_cache_home, get_data_home
 from ._registry import DATASETS, available_datasets, load_dataset, resolve_dataset_name
 from .acs import fetch_acs
@@ -33,8 +34,6 @@ from .openml import SUITE_TASKS, fetch_openml_task, list_suite_tasks
 from .purchase import fetch_purchase100
 from .texas import fetch_texas100
 
-from . import classic as _classic
-
 __all__ = [
     "DATASETS",
     "SUITE_TASKS",
@@ -49,5 +48,16 @@ __all__ = [
     "list_suite_tasks",
     "load_dataset",
     "resolve_dataset_name",
-    *_classic.__all__,  # the load_* functions imported above
+    "load_adult",
+    "load_australian_credit",
+    "load_bank_marketing",
+    "load_breast_cancer",
+    "load_compas",
+    "load_diabetes130",
+    "load_german_credit",
+    "load_give_me_some_credit",
+    "load_heart_disease",
+    "load_hepatitis",
+    "load_pima_diabetes",
+    "load_taiwan_default",
 ]

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._common import balanced_undersample
 from tabmia.exceptions import DataNotFoundError
+
+from ._common import balanced_undersample
 from ._home import find_data_file, get_data_home, missing_data_error
 
 __all__ = ["ANALOGUE_BUILDERS", "build_analogue"]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tabmia.exceptions import DataNotFoundError
+
 from ._home import (
     download_or_raise,
     get_data_home,

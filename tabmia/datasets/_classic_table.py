@@ -12,14 +12,15 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._common import encode_labels, make_bunch, to_categorical
 from tabmia.exceptions import DataNotFoundError
+
+from ._common import encode_labels, make_bunch, to_categorical
 from ._home import (
     download_or_raise,
     find_data_file,
@@ -30,7 +31,7 @@ from ._home import (
 )
 
 PathLike = str | os.PathLike
-Result = Bunch | tuple[pd.DataFrame, pd.Series]
+Result: TypeAlias = Bunch | tuple[pd.DataFrame, pd.Series]
 
 # --------------------------------------------------------------------------- column tables
 
@@ -314,7 +315,7 @@ def _prepare_adult(spec, df, processing, *, drop_missing: bool = True, **_: Any)
         processing += f"; dropped {n_raw - len(df)} rows with missing values"
     split = df.pop("split").to_numpy(dtype=object)
     for col in df.columns:
-        if col not in ADULT_CATEGORICAL + ["income"] and not df[col].isna().any():
+        if col not in [*ADULT_CATEGORICAL, "income"] and not df[col].isna().any():
             df[col] = df[col].astype(np.int64)
     return spec, df, processing, {"split": split}
 
@@ -326,7 +327,7 @@ def _german_uci(df: pd.DataFrame) -> pd.DataFrame:
 
 def _hepatitis_uci(df: pd.DataFrame) -> pd.DataFrame:
     df["Class"] = df["Class"].map({1: "DIE", 2: "LIVE"})
-    return df[HEPATITIS_COLUMNS + ["Class"]]
+    return df[[*HEPATITIS_COLUMNS, "Class"]]
 
 
 def _drop_missing(spec, df, processing, *, drop_missing: bool = False, **_: Any):
@@ -345,6 +346,8 @@ def _prepare_diabetes130(spec, df, processing, *, binary=False, **_: Any):
     encounter = df.pop("encounter_id").to_numpy()
     extra = {"groups": df.pop("patient_nbr").to_numpy(), "encounter_id": encounter}
     raw = df["readmitted"] = df["readmitted"].astype(str).str.strip()
+    classes: tuple[Any, ...]
+    names: tuple[str, ...] | None
     if binary is False:
         classes, names, tdesc = ("NO", ">30", "<30"), None, "3 classes: 0 = NO, 1 = >30, 2 = <30"
     elif binary is True or binary == "<30":
@@ -390,7 +393,7 @@ def _prepare_compas(spec, df, processing, *, propublica_filter: bool = True, **_
         df = df[keep]
         processing += f"; ProPublica filter kept {len(df)} of {n0} rows"
     decile = df["decile_score"].to_numpy()
-    return spec, df[COMPAS_FEATURES + ["two_year_recid"]], processing, {"decile_score": decile}
+    return spec, df[[*COMPAS_FEATURES, "two_year_recid"]], processing, {"decile_score": decile}
 
 
 # --------------------------------------------------------------------------- the table
@@ -446,7 +449,7 @@ _SPECS: dict[str, _Spec] = {
         layouts=_files("hepatitis/hepatitis.csv", "hepatitis/hepatitis.data"),
         csv=(
             {"na_values": "?"},
-            {"header": None, "names": ["Class"] + HEPATITIS_COLUMNS, "na_values": "?"},
+            {"header": None, "names": ["Class", *HEPATITIS_COLUMNS], "na_values": "?"},
         ),
         fix=(None, _hepatitis_uci),
         target="Class",

@@ -100,9 +100,7 @@ def is_writable_dir(path: str | os.PathLike) -> bool:
             return False
     except (AttributeError, OSError):  # pragma: no cover - non-POSIX
         pass
-    if not p.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        return False
-    return True
+    return bool(p.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
 def get_cache_home(data_home: str | os.PathLike | None = None) -> Path | None:

@@ -14,6 +14,7 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def load_npz_cache(cache: Path | None, signature: np.ndarray) -> dict[str, np.nd
 
 
 def save_npz_cache(
-    cache: Path | None, arrays: dict[str, np.ndarray], signature: np.ndarray
+    cache: Path | None, arrays: dict[str, Any], signature: np.ndarray
 ) -> bool:
     """Write ``arrays`` atomically to ``cache`` (``np.savez_compressed``); never raises.
 

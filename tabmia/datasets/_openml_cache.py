@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 __all__ = [
-    "OfflineBlocked",
+    "OfflineBlockedError",
     "find_cache_server_dir",
     "load_task_from_cache",
     "load_task_online",
@@ -33,7 +33,7 @@ __all__ = [
 _SERVER_SUBDIR = Path("org") / "openml" / "www"
 
 
-class OfflineBlocked(FileNotFoundError):
+class OfflineBlockedError(FileNotFoundError):
     """Raised by the patched openml network functions while reading a cache."""
 
 
@@ -67,7 +67,7 @@ def _openml_config(root: Path, *, offline: bool) -> Iterator[Any]:
     patched: list[tuple[Any, str, Any]] = []
 
     def _blocked(*args: Any, **kwargs: Any) -> Any:
-        raise OfflineBlocked("network access blocked while reading a local OpenML cache")
+        raise OfflineBlockedError("network access blocked while reading a local OpenML cache")
 
     try:
         cfg.set_root_cache_directory(str(root))
@@ -146,7 +146,7 @@ def load_task_from_cache(
         try:
             with _openml_config(Path(tmp), offline=True) as openml:
                 return _read_task(openml, task_id)
-        except Exception:  # incomplete/corrupt cache or a blocked download -> not usable
+        except Exception:  # noqa: BLE001 - incomplete/corrupt cache or a blocked download -> not usable
             return None
 
 

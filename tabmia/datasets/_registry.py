@@ -7,8 +7,8 @@ from functools import partial
 from typing import Any
 
 from . import classic
-from .acs import ACS_TASKS, fetch_acs
 from ._suite import SUITE_TASKS
+from .acs import ACS_TASKS, fetch_acs
 from .openml import fetch_openml_task
 from .purchase import fetch_purchase100
 from .texas import fetch_texas100

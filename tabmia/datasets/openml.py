@@ -195,7 +195,7 @@ def fetch_openml_task(
         else:
             try:
                 loaded = load_task_online(dl_home / "openml", task_id)
-            except Exception as exc:  # openml raises many exception types
+            except Exception as exc:  # noqa: BLE001 - openml raises many exception types
                 notes.append(f"Download through openml failed: {type(exc).__name__}: {exc}")
             else:
                 return _from_openml(

@@ -17,7 +17,12 @@ import numpy as np
 import pandas as pd
 
 from tabmia.metrics import (
-    dp_consistency, dp_ppv_bound, empirical_epsilon, ppv, ppv_interval, ppv_resolved,
+    dp_consistency,
+    dp_ppv_bound,
+    empirical_epsilon,
+    ppv,
+    ppv_interval,
+    ppv_resolved,
 )
 from tabmia.report.plots import plot_roc, plot_score_histograms
 from tabmia.report.state import CANNOT_TELL, SHOWN, verdict_state

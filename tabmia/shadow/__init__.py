@@ -18,6 +18,7 @@ torch, CatBoost, XGBoost and LightGBM are imported only when used.
 
 from typing import Any
 
+from tabmia.shadow.batched import auto_group_size, fit_mlps_batched
 from tabmia.shadow.boosting import (
     catboost_classifier,
     categorical_columns,
@@ -25,7 +26,6 @@ from tabmia.shadow.boosting import (
     lightgbm_classifier,
     xgboost_classifier,
 )
-from tabmia.shadow.batched import auto_group_size, fit_mlps_batched
 from tabmia.shadow.fitting import fit_population
 from tabmia.shadow.gradients import gradient_norms
 from tabmia.shadow.moments import masked_moments, pooled_variance

@@ -10,7 +10,7 @@ import hashlib
 import math
 import numbers
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,7 +22,8 @@ _SEED_MASK = (1 << 31) - 1
 def _base_entropy(random_state: Any) -> int:
     """A non-negative integer all seeds and masks derive from."""
     if random_state is None:
-        return int(np.random.SeedSequence().entropy)
+        # a SeedSequence made without entropy draws one int
+        return int(cast(int, np.random.SeedSequence().entropy))
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         if int(random_state) < 0:
             raise ValueError(f"random_state must be >= 0, got {random_state}")

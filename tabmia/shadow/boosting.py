@@ -106,19 +106,19 @@ def _make_catboost_auto() -> type:
             idx = self.get_cat_feature_indices()
             return _stringify(X, [X.columns[i] for i in idx if i < X.shape[1]])
 
-        def predict(self, data: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        def predict(self, data: Any, *args: Any, **kwargs: Any) -> Any:
             return super().predict(self._prepare(data), *args, **kwargs)
 
-        def predict_proba(self, X: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        def predict_proba(self, X: Any, *args: Any, **kwargs: Any) -> Any:
             return super().predict_proba(self._prepare(X), *args, **kwargs)
 
-        def predict_log_proba(self, data: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        def predict_log_proba(self, data: Any, *args: Any, **kwargs: Any) -> Any:
             return super().predict_log_proba(self._prepare(data), *args, **kwargs)
 
-        def staged_predict_proba(self, data: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        def staged_predict_proba(self, data: Any, *args: Any, **kwargs: Any) -> Any:
             return super().staged_predict_proba(self._prepare(data), *args, **kwargs)
 
-        def score(self, X: Any, y: Any = None) -> float:  # noqa: D102
+        def score(self, X: Any, y: Any = None) -> float:
             return super().score(self._prepare(X), y)
 
     CatBoostAuto.__module__ = __name__

@@ -97,7 +97,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         Labels in output column order.
     n_features_in_ : int
         Number of input features.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Column names, when fit on a DataFrame with string column names.
     module_ : torch.nn.Sequential
         The network (``Linear`` / activation layers) returning logits.
@@ -246,7 +246,8 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
     def _get_weights(self) -> list[Any]:
         """``[W1 (in, out), b1, ...]`` of the fitted network, on the CPU."""
         out = []
-        for layer in self.module_:
+        layers: Any = self.module_  # torch types a layer's attributes as Tensor | Module
+        for layer in layers:
             if hasattr(layer, "weight"):
                 out.append(layer.weight.detach().t().contiguous().cpu())
                 out.append(layer.bias.detach().cpu())
@@ -440,6 +441,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ pickle
     def __getstate__(self) -> dict:
+        """Pickle the weights as CPU arrays, not the torch module."""
         state = self.__dict__.copy()
         module = state.pop("module_", None)
         if module is not None:
@@ -452,6 +454,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         return state
 
     def __setstate__(self, state: dict) -> None:
+        """Rebuild the torch module from the pickled weights."""
         weights = state.pop("_module_weights", None)
         device = state.get("device_")
         self.__dict__.update(state)

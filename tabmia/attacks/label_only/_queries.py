@@ -31,7 +31,9 @@ ROBUSTNESS_CONSTRAINTS = {
 class LabelQueriesMixin:
     """What every label-only attack shares: it works from labels, and counts its queries."""
 
-    def __sklearn_tags__(self):  # noqa: D105
+    target_: Any  # set by the attack's fit (BaseMembershipAttack)
+
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.membership_tags.target_outputs = "labels"
         return tags

@@ -1,0 +1,157 @@
+"""Sphinx configuration of tabmia's documentation site.
+
+Build it from the repository root with the ``docs`` extra installed::
+
+    sphinx-build -W -b html docs docs/_build/html
+
+The examples in ``examples/`` run during the build (sphinx-gallery) on their quick path
+(``TABMIA_EXAMPLES_QUICK=1``: fewer shadow models, as each example's docstring says).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))  # the checkout's tabmia, installed or not
+sys.path.insert(0, str(DOCS / "_ext"))
+
+# Before the examples run: their quick path, and no progress bars in the gallery's output.
+os.environ.setdefault("TABMIA_EXAMPLES_QUICK", "1")
+os.environ.setdefault("TQDM_DISABLE", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import tabmia  # noqa: E402 - after sys.path is set
+
+project = "tabmia"
+author = "the tabmia authors"
+copyright = "2026, the tabmia authors"
+release = tabmia.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+    "sphinxarg.ext",
+    "benchmark_pages",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_inventories", "_ext", "Thumbs.db", ".DS_Store",
+                    "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
+                    "auto_examples/*.md5", "auto_examples/*.json"]
+templates_path = ["_templates"]
+
+# ------------------------------------------------------------------ HTML
+html_theme = "furo"
+html_title = f"tabmia {release}"
+html_static_path: list[str] = []
+html_show_sourcelink = False
+
+# ------------------------------------------------------------------ markdown pages
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
+myst_heading_anchors = 3
+# The pages kept from docs/*.md link each other and repository files by path; a link to a
+# file outside the site (a benchmark script, a test) is shown as text, not a broken link.
+# The benchmark result pages are the scripts' own output, headings as they wrote them.
+suppress_warnings = ["myst.xref_missing", "myst.header"]
+
+# ------------------------------------------------------------------ API reference
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
+autodoc_member_order = "bysource"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_attributes_as_param_list = True
+numpydoc_xref_param_type = False
+# A method without a docstring of its own is not documented with a parent's: CatBoostAuto
+# would show catboost's docstrings, which are not reStructuredText.
+autodoc_inherit_docstrings = False
+
+# ------------------------------------------------------------------ intersphinx
+# CI reaches only PyPI, so the inventories are files in docs/_inventories (written by
+# docs/_inventories/make_inventories.py from the installed libraries, with each project's
+# documented URL layout); a missing file turns its mapping off instead of a network fetch.
+_INVENTORIES = {
+    "sklearn": "https://scikit-learn.org/stable/",
+    "numpy": "https://numpy.org/doc/stable/",
+    "pandas": "https://pandas.pydata.org/docs/",
+    "python": "https://docs.python.org/3/",
+}
+intersphinx_mapping = {
+    name: (url, str(DOCS / "_inventories" / f"{name}.inv"))
+    for name, url in _INVENTORIES.items()
+    if (DOCS / "_inventories" / f"{name}.inv").is_file()
+}
+intersphinx_timeout = 1
+
+# ------------------------------------------------------------------ gallery
+
+
+def _has_german_credit() -> bool:
+    """Whether the German credit example can run: the data set is in the data home (looked
+    up offline: CI reaches no data site, and a download attempt could stall the build)."""
+    from tabmia.datasets import load_german_credit
+    from tabmia.exceptions import DataNotFoundError
+
+    offline = os.environ.get("TABMIA_OFFLINE")
+    os.environ["TABMIA_OFFLINE"] = "1"
+    try:
+        load_german_credit()
+    except DataNotFoundError:
+        return False
+    finally:
+        if offline is None:
+            del os.environ["TABMIA_OFFLINE"]
+        else:
+            os.environ["TABMIA_OFFLINE"] = offline
+    return True
+
+
+# Every example runs, except one whose data set is not in the data home here (a fresh
+# clone in CI): it is shown with its code, without output.
+_skip = [] if _has_german_credit() else ["audit_german_credit"]
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/(?!" + "|".join(_skip) + r")[^/]*\.py$" if _skip else r"/.*\.py$",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "reset_modules": ("matplotlib",),
+    "capture_repr": (),
+    "min_reported_time": 1,
+    "write_computation_times": False,
+}
+
+
+_REQUEST_METHOD = re.compile(r"set_\w+_request")
+
+
+def _skip_member(app: object, what: str, name: str, obj: object, skip: bool,
+                 options: object) -> bool | None:
+    """Document what tabmia defines: not scikit-learn's metadata-routing setters, nor the
+    methods a tabmia class inherits from scikit-learn or CatBoost (their pages have them)."""
+    if _REQUEST_METHOD.fullmatch(name):
+        return True
+    module = getattr(obj, "__module__", None)
+    if callable(obj) and isinstance(module, str) and not module.startswith("tabmia"):
+        return True
+    return None
+
+
+def setup(app: object) -> None:
+    """Connect the member filter."""
+    app.connect("autodoc-skip-member", _skip_member)  # type: ignore[attr-defined]
