@@ -36,9 +36,13 @@ from tabmia._cli_inputs import (
     read_table,
     split_label,
 )
-from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia._cli_outputs import (
-    fpr_fallback_notes, recorded_warnings, shown, terminal_summary, wrapped, write_outputs,
+    fpr_fallback_notes,
+    recorded_warnings,
+    shown,
+    terminal_summary,
+    wrapped,
+    write_outputs,
 )
 from tabmia.recipes import AUDIT_ATTACKS, LABEL_AUDIT_ATTACKS
 

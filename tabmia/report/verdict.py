@@ -20,7 +20,7 @@ from tabmia.metrics import (
     ppv_interval,
     ppv_resolved,
 )
-from tabmia.report.state import (  # noqa: F401 - their import path before tabmia.report.state
+from tabmia.report.state import (  # their import path before tabmia.report.state
     STRONGEST_RULE,
     VerdictState,
     own_threshold_summary,

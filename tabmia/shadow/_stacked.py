@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -53,7 +54,7 @@ def thread_map(func: Callable[[int], Any], n: int, workers: int | None = None) -
 
 def layer_sizes(n_in: int, hidden: Sequence[int], n_out: int) -> list[tuple[int, int]]:
     widths = [int(n_in), *[int(h) for h in hidden], int(n_out)]
-    return list(zip(widths[:-1], widths[1:]))
+    return list(itertools.pairwise(widths))
 
 
 def _activation_fn(name: str) -> Any:
@@ -250,7 +251,7 @@ def _adam_schedule(step: np.ndarray, active: np.ndarray, lr: float) -> tuple[np.
         coef[t, 2] = np.where(act, 1.0 - _BETA1, 0.0)
         coef[t, 3] = np.where(act, _BETA2, 1.0)
         coef[t, 4] = np.where(act, 1.0 - _BETA2, 0.0)
-    return coef.astype(np.float32), active.all(axis=0)
+    return coef.astype(np.float32), np.asarray(active.all(axis=0))
 
 
 def train_stacked(
