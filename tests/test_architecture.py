@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "tabmia.recipes", "tabmia._attack_builder", "tabmia.experiment", "tabmia.audit",
         "tabmia.benchmark", "tabmia._benchmark_report", "tabmia.dp", "tabmia.dp.*",
     ]),
-    ("8 command line", ["tabmia.cli", "tabmia.cli.*", "tabmia._cli_*"]),
+    ("8 command line", ["tabmia.cli", "tabmia.cli.*"]),
 ]
 
 #: Imports inside a function that close a loop, each with its reason. The cycle check

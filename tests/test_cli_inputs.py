@@ -17,7 +17,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
 from tabmia import DuplicateRecordsWarning
-from tabmia._cli_inputs import UsageError, apply_categories, model_categories
+from tabmia.cli._inputs import UsageError, apply_categories, model_categories
 from tabmia._records import row_hashes, shared_mask
 from tabmia.attacks import LossAttack
 from tabmia.audit import audit_model
@@ -451,7 +451,7 @@ def test_flags_in_a_config_file_must_act_too(files, tmp_path, capsys):
 def test_force_lifts_the_shadow_ceiling():
     from argparse import Namespace
 
-    from tabmia._cli_checks import check_model_counts
+    from tabmia.cli._checks import check_model_counts
     from tabmia.attacks import LiRAAttack
 
     attacks = {"lira": LiRAAttack(n_shadow=2000)}
@@ -545,7 +545,7 @@ def test_ctrl_c_without_a_cache_suggests_one(files, tmp_path, capsys, monkeypatc
 
 # --------------------------------------------------------- issue 16: warnings
 def test_every_warning_is_one_tabmia_line_once(capsys):
-    from tabmia._cli_outputs import one_line_warnings, recorded_warnings
+    from tabmia.cli._outputs import one_line_warnings, recorded_warnings
 
     site = "/usr/lib/python3/site-packages/sklearn/linear_model/_logistic.py"
     with one_line_warnings(), recorded_warnings(DuplicateRecordsWarning) as kept:
@@ -592,7 +592,7 @@ def test_preset_recipe_on_a_native_categorical_catboost_model_is_refused(categor
     assert "CatBoostClassifier that takes categorical features natively (colour, size)" in err
     assert "--recipe FILE.joblib" in err
 
-    from tabmia._cli_checks import check_recipe_matches
+    from tabmia.cli._checks import check_recipe_matches
 
     check_recipe_matches(model, "catboost", "m.joblib", force=True)  # --force: as asked
     check_recipe_matches(model, str(tmp_path / "recipe.joblib"), "m.joblib", force=False)

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from tabmia._cli_run import _make_attacks, _recipe, _thread_limits
+from tabmia.cli.audit import _make_attacks, _recipe, _thread_limits
 from tabmia.cli import _parse, main
 
 LABEL = "diagnosis"

@@ -87,7 +87,7 @@ def test_no_tabmia_module_decides_by_class_name():
     assert not found, f"class-name comparisons (ask a tag or a capability instead): {found}"
 
 
-@pytest.mark.parametrize("module", ["experiment", "_cli_run", "_cli_checks",
+@pytest.mark.parametrize("module", ["experiment", "cli/audit", "cli/_checks",
                                     "_attack_builder", "benchmark", "report/verdict"])
 def test_runners_name_no_attack_parameter(module):
     """The runners read tags: no attack's parameter name is written in them."""

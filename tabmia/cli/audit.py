@@ -3,7 +3,7 @@
 :func:`run_audit` checks the parsed arguments, builds the attacks, plays the
 membership game on a data set (``--dataset``) or audits a given model
 (``--model-file`` / ``--*-proba`` with ``--train`` and ``--population``),
-prints the results table and hands the files to :mod:`tabmia._cli_outputs`.
+prints the results table and hands the files to :mod:`tabmia.cli._outputs`.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from tabmia._cli_checks import (
+from tabmia.cli._checks import (
     check_attack_flags,
     check_mode,
     check_model_counts,
     check_recipe_matches,
     more_records_hint,
 )
-from tabmia._cli_gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
-from tabmia._cli_inputs import (
+from tabmia.cli._gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
+from tabmia.cli._inputs import (
     UsageError,
     apply_categories,
     check_count,
@@ -36,7 +36,7 @@ from tabmia._cli_inputs import (
     read_table,
     split_label,
 )
-from tabmia._cli_outputs import (
+from tabmia.cli._outputs import (
     fpr_fallback_notes,
     recorded_warnings,
     shown,
@@ -123,7 +123,7 @@ def _note_device_not_used(args: argparse.Namespace, attacks: dict[str, Any],
                           device_taken: bool) -> None:
     """A ``tabmia: note:`` when ``--device`` reaches nothing: neither the model (nor so its
     shadow / reference models: ``device_taken``) nor an attack. (An attack flag no attack
-    takes is refused instead: :func:`tabmia._cli_checks.check_attack_flags`.)"""
+    takes is refused instead: :func:`tabmia.cli._checks.check_attack_flags`.)"""
     from tabmia._attack_builder import unused_settings_note
     from tabmia.exceptions import RunNote
 

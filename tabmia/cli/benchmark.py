@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tabmia._cli_args import (
+from tabmia.cli._args import (
     add_command,
     add_fpr_arguments,
     add_run_arguments,

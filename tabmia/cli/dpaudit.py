@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tabmia._cli_args import add_command, fraction_or_count
-from tabmia._cli_inputs import UsageError, check_out_folder, first_line, read_table, split_label
+from tabmia.cli._args import add_command, fraction_or_count
+from tabmia.cli._inputs import UsageError, check_out_folder, first_line, read_table, split_label
 
 __all__ = ["add_dpaudit_parser", "run_dpaudit_command"]
 
@@ -169,7 +169,7 @@ def _write(out: Path, payload: dict[str, Any], md: str) -> None:
 def run_dpaudit_command(args: argparse.Namespace) -> int:
     """Run ``tabmia dpaudit`` with parsed arguments; returns the exit status."""
     from tabmia import __version__
-    from tabmia._cli_run import _recipe
+    from tabmia.cli.audit import _recipe
     from tabmia.dp import OneRunAudit
     from tabmia.target import n_rows
 

@@ -135,7 +135,7 @@ def settle_fprs(args: argparse.Namespace, *, several_fpr: bool = False) -> None:
     ``several_fpr``: ``--fpr A,B`` is read as ``--fpr A --fprs A,B`` (``tabmia benchmark``'s
     form before ``--fprs``); otherwise it is refused.
     """
-    from tabmia._cli_inputs import UsageError
+    from tabmia.cli._inputs import UsageError
 
     given = args.fpr
     args.fpr_given = given is not None

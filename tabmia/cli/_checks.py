@@ -4,7 +4,7 @@ A flag that the chosen mode or attacks ignore is an error naming why; counts of 
 / reference models far beyond the data ask for ``--force``; an ``--fpr`` the attacks'
 calibration records cannot promise is refused before anything trains; a preset
 ``--recipe`` that preprocesses categories unlike the model is refused. Each check
-raises :class:`~tabmia._cli_inputs.UsageError` (one ``tabmia: error:`` line, status 2).
+raises :class:`~tabmia.cli._inputs.UsageError` (one ``tabmia: error:`` line, status 2).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tabmia._cli_inputs import UsageError, model_categories
+from tabmia.cli._inputs import UsageError, model_categories
 
 __all__ = [
     "MAX_MODELS",

@@ -8,7 +8,7 @@ import math
 import sys
 from typing import Any
 
-from tabmia._cli_inputs import UsageError
+from tabmia.cli._inputs import UsageError
 
 __all__ = ["aim_at_gate_fpr", "evaluate_cli_gate", "report_gate"]
 

@@ -1,4 +1,4 @@
-"""Command line: ``tabmia audit`` (and ``tabmia benchmark``, in :mod:`tabmia._cli_benchmark`).
+"""Command line: ``tabmia audit`` (and ``tabmia benchmark``, in :mod:`tabmia.cli.benchmark`).
 
 Two ways to run it:
 
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tabmia._cli_args import (
+from tabmia.cli._args import (
     Accumulate,
     add_command,
     add_fpr_arguments,
@@ -44,9 +44,9 @@ from tabmia._cli_args import (
     settle_fprs,
     warning_names,
 )
-from tabmia._cli_inputs import UsageError
-from tabmia._cli_outputs import one_line_warnings
-from tabmia._cli_run import DEFAULT_ATTACKS, LABEL_ATTACKS, SCORE_ATTACKS, run_audit
+from tabmia.cli._inputs import UsageError
+from tabmia.cli._outputs import one_line_warnings
+from tabmia.cli.audit import DEFAULT_ATTACKS, LABEL_ATTACKS, SCORE_ATTACKS, run_audit
 from tabmia.metrics import DEFAULT_DELTA
 
 __all__ = ["main", "build_parser", "UsageError"]
@@ -167,10 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
                       "label_shift, auc_below_chance, label_only): it no longer makes the "
                       "verdict and the gate cannot-tell; recorded in results.json and the "
                       "report; repeatable or comma-separated")
-    from tabmia._cli_benchmark import add_benchmark_parser
+    from tabmia.cli.benchmark import add_benchmark_parser
 
     add_benchmark_parser(sub)
-    from tabmia._cli_dpaudit import add_dpaudit_parser
+    from tabmia.cli.dpaudit import add_dpaudit_parser
 
     add_dpaudit_parser(sub)
     return parser
@@ -256,11 +256,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "audit":
                 return run_audit(args)
             if args.command == "benchmark":
-                from tabmia._cli_benchmark import run_benchmark_command
+                from tabmia.cli.benchmark import run_benchmark_command
 
                 return run_benchmark_command(args, UsageError)
             if args.command == "dpaudit":
-                from tabmia._cli_dpaudit import run_dpaudit_command
+                from tabmia.cli.dpaudit import run_dpaudit_command
 
                 return run_dpaudit_command(args)
     except UsageError as exc:
