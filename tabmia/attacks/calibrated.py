@@ -294,6 +294,7 @@ class CalibratedAttack(ReferenceModelAttack):
 
     def _fit_forgetting(self, X: Any, y: np.ndarray) -> None:
         from tabmia.shadow import TorchMLPClassifier, draw_in_masks
+        from tabmia.shadow._design import record_groups
 
         model = self.target_.model
         if not isinstance(model, TorchMLPClassifier):
@@ -304,7 +305,7 @@ class CalibratedAttack(ReferenceModelAttack):
         n = y.shape[0]
         masks = draw_in_masks(
             self.n_reference, n, pkeep=self._resolve_pkeep(n, self.n_reference, 0.5),
-            random_state=self._draw_seed(),
+            random_state=self._draw_seed(), groups=record_groups(X, y),
         )
         y_raw = self.target_.classes_[y]
         models = []
