@@ -179,8 +179,13 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError("--gammas values must be > 0")
     if args.prior is not None and args.prior <= 0:
         raise UsageError("--prior must be > 0")
-    if args.epsilon is not None and args.epsilon < 0:
-        raise UsageError("--epsilon must be >= 0")
+    if args.epsilon is not None:
+        from tabmia.claims import check_claimed_epsilon
+
+        try:
+            check_claimed_epsilon(args.epsilon, "--epsilon")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
     if args.top_k < 1:
         raise UsageError("--top-k must be >= 1")
     check_size(args.train_size, "--train-size")
