@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia.attacks._reference import ReferenceModelAttack
-from tabmia.attacks.base import statistic_from_legacy
+from tabmia.attacks.base import DefaultStatistic, statistic_from_legacy
 from tabmia.target import TargetModel, take_rows
 
 __all__ = ["CalibratedAttack", "CALIBRATED_SCORES"]
@@ -180,7 +180,7 @@ class CalibratedAttack(ReferenceModelAttack):
         self,
         target: Any = None,
         *,
-        statistic: str = "loss",
+        statistic: str = DefaultStatistic("loss"),
         calibration: str = "reference",
         reference_estimator: Any = None,
         n_reference: int = 4,
