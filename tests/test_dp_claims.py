@@ -42,8 +42,11 @@ def test_canaries_to_refute_counts_the_bonferroni_rules():
     assert one_run_p_value(m, m, m, 2.0, 1e-5) < alpha
     below = 0.05 / len(guess_rules(m - 1))
     assert one_run_p_value(m - 1, m - 1, m - 1, 2.0, 1e-5) >= below
+    # the numbers docs/dp_audit.md quotes
+    assert [canaries_to_refute(e, 1e-5) for e in (1.0, 2.0, 4.0)] == [20, 49, 374]
+    assert guesses_to_refute(1.0) == 10
     # a delta term that outgrows the test's budget: no number of canaries refutes
-    assert canaries_to_refute(8.0, 1e-5) is None and canaries_to_refute(8.0, 0.0) > 10_000
+    assert canaries_to_refute(8.0, 1e-5) is None and canaries_to_refute(8.0, 0.0) == 18_759
 
 
 def test_too_few_canaries_cannot_tell_and_enough_are_not_called_consistent():
