@@ -122,3 +122,32 @@ def test_dpaudit_command_says_cannot_tell_and_refuses_epsilon_zero(tmp_path, cap
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("tabmia: error: --epsilon must be")
         assert not bad.exists()
+
+
+def test_the_reports_dp_table_says_cannot_tell_for_a_game_too_small(tmp_path):
+    import pandas as pd
+
+    from tabmia import metrics as M
+    from tabmia.experiment import ExperimentResult
+    from tabmia.report.html import write_html_report
+
+    rng = np.random.default_rng(0)
+    member = np.r_[np.ones(100, bool), np.zeros(300, bool)]
+    s = np.r_[rng.normal(3, 1, 100), rng.normal(0, 1, 300)]
+    m = M.attack_metrics(member, s, threshold=2.5, fprs=(0.01,), gammas=(1.0,), random_state=0)
+    result = ExperimentResult(
+        scores=pd.DataFrame({"repeat": 0, "attack": "a", "record": np.arange(400),
+                             "member": member, "score": s, "flagged": s >= 2.5}),
+        metrics=pd.DataFrame([{"repeat": 0, "seed": 0, "attack": "a", **m, "fpr_target": 0.01,
+                               "fit_seconds": 0.0, "score_seconds": 0.0}]))
+    # 100 members and 300 non-members cannot refute epsilon = 5 whatever an attack does
+    html = write_html_report(result, tmp_path / "r.html", epsilon=5.0, delta=1e-5).read_text()
+    needed = records_to_refute(5.0, 1e-5)
+    assert (f"<td class='unresolved'>cannot tell: a game this small cannot refute it "
+            f"(needs ≥ {needed} members and as many non-members)</td>") in html
+    assert "<td class='yes'>" not in html
+    # a claim it could refute, and does
+    html = write_html_report(result, tmp_path / "r1.html", epsilon=0.5, delta=1e-5).read_text()
+    assert "<td class='no'>no: the claim cannot hold</td>" in html
+    with pytest.raises(ValueError, match="> 0"):
+        write_html_report(result, tmp_path / "r0.html", epsilon=0.0)

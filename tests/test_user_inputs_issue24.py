@@ -66,6 +66,7 @@ def _one_error(capsys, code, *needles):
     (["--attacks", "loss", "--recipe", "logistic_regression"],
      ["--recipe", "none of the attacks (loss) trains any"]),
     (["--unresolved", "pass"], ["--unresolved", "no --fail-above"]),
+    (["--epsilon", "0"], ["--epsilon must be > 0"]),
 ])
 def test_flags_that_cannot_act_are_refused_before_anything_runs(own_model, tmp_path, capsys,
                                                                  extra, needles):
