@@ -317,7 +317,7 @@ def merge_into_committed(report: dict[str, Any], rerun: list[str]) -> dict[str, 
         raise SystemExit(f"fpr_promise: {path} was run with other settings ({differ}): "
                          "rerun every row instead of --only")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=os.path.dirname(__file__)).stdout.strip()
+                            text=True, check=False, cwd=os.path.dirname(__file__)).stdout.strip()
     merged = {k: v for k, v in old.items() if k not in ("benchmark", "machine", "evaluation")}
     merged["cells"] = [c for c in old["cells"] if c["attack"] not in rerun] + report["cells"]
     merged["reruns"] = [r for r in old.get("reruns", []) if set(r["attacks"]) - set(rerun)] + [{

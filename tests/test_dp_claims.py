@@ -12,7 +12,11 @@ from scipy import special
 from sklearn.datasets import load_breast_cancer
 from sklearn.neighbors import KNeighborsClassifier
 
-from tabmia.claims import check_claimed_epsilon, membership_claim_check, records_to_refute
+from tabmia.claims import (
+    check_claimed_epsilon,
+    membership_claim_check,
+    records_to_refute,
+)
 from tabmia.cli import main
 from tabmia.dp import (
     OneRunAudit,

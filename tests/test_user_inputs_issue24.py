@@ -5,10 +5,15 @@ from __future__ import annotations
 import pickle
 import warnings
 
+import joblib
+import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
 
 from tabmia.attacks import CalibratedAttack, QuantileAttack, ScoreAttack
+from tabmia.cli import main
 
 
 @pytest.mark.parametrize("cls, default", [(ScoreAttack, "loss"), (CalibratedAttack, "loss"),
@@ -31,13 +36,6 @@ def test_statistic_and_the_old_score_keyword_together_raise(cls, default):
 
 
 # ------------------------------------------------------------------ the command line
-import joblib  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from sklearn.datasets import make_classification  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-
-from tabmia.cli import main  # noqa: E402
 
 
 @pytest.fixture()

@@ -125,7 +125,7 @@ def canaries_to_refute(
     alpha = 1.0 - confidence
     if guesses == "holdout":
         def pred(m: int) -> bool:
-            audited = m - int(round(holdout_share * m))
+            audited = m - round(holdout_share * m)
             return _all_right_refutes(audited, audited, epsilon, delta, alpha)
     else:
         def pred(m: int) -> bool:

@@ -24,6 +24,7 @@ import numpy as np
 from scipy import stats
 from sklearn.utils import check_random_state
 
+from tabmia.claims import check_claimed_epsilon
 from tabmia.dp.bounds import (
     epsilon_lower_bound_one_run,
     gdp_epsilon,
@@ -31,7 +32,6 @@ from tabmia.dp.bounds import (
     gdp_one_run_rejects,
     one_run_p_value,
 )
-from tabmia.claims import check_claimed_epsilon
 from tabmia.dp.result import OneRunAuditResult
 from tabmia.metrics import clopper_pearson
 

@@ -17,8 +17,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from tabmia._estimators import clone_unfitted
-from tabmia.claims import check_claimed_epsilon
 from tabmia._seeding import seed_estimator
+from tabmia.claims import check_claimed_epsilon
 from tabmia.dp.canaries import CANARY_KINDS, make_canaries
 from tabmia.dp.guesses import GUESS_STRATEGIES, audit_canary_scores
 from tabmia.dp.result import OneRunAuditResult
