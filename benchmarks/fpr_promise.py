@@ -288,12 +288,16 @@ def markdown(report: dict[str, Any]) -> str:
         f"Wall time {report['seconds'] / 60:.1f} min, n_jobs={cfg['n_jobs']}, torch threads "
         f"{cfg['torch_threads']}.",
     ]
+    first = report.get("first_run_machine", {})
     for rerun in report.get("reruns", []):
         lines.append(
             f"Rows rerun on {rerun['date']} (tabmia {rerun['commit']}, {rerun['seconds'] / 60:.1f} "
-            f"min, load {'/'.join(f'{v:.1f}' for v in rerun['load']['start'])} at start): "
-            f"{', '.join(rerun['attacks'])}; merged into the run of {rerun['merged_into']}, "
-            "whose other rows were not rerun (their cells come from that run's code).")
+            f"min, load {'/'.join(f'{v:.1f}' for v in rerun['load']['start'])} at start; the "
+            "machine above): "
+            f"{', '.join(rerun['attacks'])}; merged into the run of {rerun['merged_into']} "
+            f"(on {first.get('cpu_model', 'another machine')}, {first.get('cpu_count', '?')} "
+            "cores), whose other rows were not rerun (their cells, wall time and load come "
+            "from that run's code and machine).")
     timing = {}
     for c in report["cells"]:
         timing.setdefault(c["attack"], []).append(c["seconds"])
