@@ -169,7 +169,7 @@ def one_run_claim_check(result: Any) -> ClaimCheck | None:
         needed = guesses_to_refute(eps, delta, n_canaries=m, confidence=conf)
         more = (f"a rule of at least {needed} guesses, all right, would be needed"
                 if needed is not None else
-                f"no rule on {m} canaries can: audit more canaries")
+                f"no rule on {m} canaries can: audit more canaries, or a smaller delta")
     else:
         needed = canaries_to_refute(eps, delta, confidence=conf, guesses=result.guesses,
                                     holdout_share=_holdout_share(result))
@@ -177,8 +177,10 @@ def one_run_claim_check(result: Any) -> ClaimCheck | None:
                 f"no number of canaries up to {SEARCH_LIMIT:,} can at delta = {delta:g} "
                 "(the bound's delta term, 2 m delta, grows with the canaries): check a "
                 "smaller delta")
+    what = (f"the rule's {max(widths)} guesses on {m} canaries" if given
+            else f"{m} canaries")
     return ClaimCheck("cannot_tell", eps, delta, conf, needed, unit,
-                      f"even if every guess were right, {m} canaries could not refute "
+                      f"even if every guess were right, {what} could not refute "
                       f"({eps:g}, {delta:g})-DP at {pct} confidence; {more}")
 
 
