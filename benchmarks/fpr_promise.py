@@ -23,9 +23,15 @@ Protocol, per seed, on Adult (one-hot, numeric columns scaled to [0, 1]):
   A cell is "discrete" when the calibration score the threshold sits on is tied
   (a forest's counted probabilities, Merlin's ratio): ties can only lower the FPR,
   so only the upper end of the band binds there;
-- Morgan refuses the goal (checked: its ``fit`` raises).
+- Morgan refuses the goal (checked: its ``fit`` raises);
+- "public records duplicated" rows: offline LiRA and RMIA fitted on every public
+  record twice (identical copies, one IN / OUT mask per record: docs/calibration.md);
+  their band is that of the distinct calibration records, as copies add none.
 
 Run: ``nice -n 5 python -m benchmarks.fpr_promise [--seeds 5] [--quick]``.
+``--only duplicated`` runs just the duplicated rows and merges them into the
+committed results (same configuration required), recording which rows were rerun
+when.
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ from benchmarks._common import load_note, use_shared_data, write_results
 NAME = "fpr_promise"
 FPRS = (0.01, 0.05)
 FAMILY_LEVEL = 0.95
+#: Attacks fitted on every public record twice, and the attacks they copy.
+DUPLICATED = {"LiRA offline, public records duplicated": "LiRA offline",
+              "RMIA, public records duplicated": "RMIA"}
 
 
 # --------------------------------------------------------------------- recipes
@@ -79,7 +88,7 @@ def make_attacks(n_shadow: int, n_reference: int, n_noise: int, n_jobs: int,
 
     shadows = {"n_jobs": n_jobs}
     quantile_params = {"iterations": 40 if quick else 200, "depth": 4}
-    return {
+    attacks = {
         "Loss": lambda t, s: LossAttack(t),
         "Loss class-based": lambda t, s: LossAttack(t, class_based=True),
         "Confidence": lambda t, s: ScoreAttack(t, statistic="confidence"),
@@ -99,13 +108,16 @@ def make_attacks(n_shadow: int, n_reference: int, n_noise: int, n_jobs: int,
         "Merlin": lambda t, s: MerlinAttack(t, n_noise=n_noise, sigma=0.1, noise_scale="std",
                                             ties="half", random_state=s),
     }
+    attacks.update({name: attacks[like] for name, like in DUPLICATED.items()})
+    return attacks
 
 
 # ------------------------------------------------------------------------ bands
-def tied_at_threshold(calibration: np.ndarray, threshold: float) -> bool:
-    """The calibration score the threshold sits on is shared by several records."""
+def tied_at_threshold(calibration: np.ndarray, threshold: float, copies: int = 1) -> bool:
+    """The calibration score the threshold sits on is shared by several records (more
+    than the ``copies`` of one record, whose scores are equal by design)."""
     below = calibration[calibration < threshold]
-    return below.size > 0 and int(np.sum(calibration == below.max())) > 1
+    return below.size > 0 and int(np.sum(calibration == below.max())) > copies
 
 
 def mean_band(n_cals: list[int], fpr: float, n_fresh: list[int], level: float,
@@ -127,6 +139,9 @@ def run_cell(name: str, attack: Any, X: np.ndarray, y: np.ndarray, splits: dict[
     from tabmia.thresholds import threshold_at_fpr
 
     pub, fresh, train = splits["public"], splits["fresh"], splits["train"]
+    n_distinct = pub.size
+    if name in DUPLICATED:
+        pub = np.r_[pub, pub]
     t0 = time.perf_counter()
     attack.set_params(fpr=FPRS[0])
     if getattr(attack, "_fit_includes_candidates", False):
@@ -137,13 +152,15 @@ def run_cell(name: str, attack: Any, X: np.ndarray, y: np.ndarray, splits: dict[
         attack.fit(X[pub], y[pub])
     scores = attack.decision_function(X[fresh], y[fresh])
     cal = np.asarray(attack.calibration_scores_, dtype=np.float64)
-    out = {"n_calibration": int(cal.size), "n_fresh": int(fresh.size),
-           "seconds": time.perf_counter() - t0, "fpr": {}}
+    # the band counts distinct calibration records: a copy's score repeats its record's
+    n_cal = int(cal.size) if name not in DUPLICATED else int(cal.size * n_distinct / pub.size)
+    out = {"n_calibration": n_cal, "n_calibration_scores": int(cal.size),
+           "n_fresh": int(fresh.size), "seconds": time.perf_counter() - t0, "fpr": {}}
     for fpr in FPRS:
         thr = attack.threshold_ if fpr == FPRS[0] else threshold_at_fpr(cal, fpr)
         out["fpr"][str(fpr)] = {
             "delivered": float(np.mean(scores >= thr)),
-            "discrete": tied_at_threshold(cal, thr),
+            "discrete": tied_at_threshold(cal, thr, copies=2 if name in DUPLICATED else 1),
         }
     return out
 
@@ -218,7 +235,10 @@ def markdown(report: dict[str, Any]) -> str:
         "half the public records, 'LiRA offline 3/4' on three quarters (each record OUT for a "
         "quarter of the shadows); 'LiRA offline hold-out' holds `calibration_share=0.5` of "
         "the public records out of every shadow instead (n_cal is half the public records); "
-        "online LiRA calibrates on the pool's public records.",
+        "online LiRA calibrates on the pool's public records. Rows '..., public records "
+        "duplicated' fit on every public record twice (copies share one IN/OUT mask); their "
+        "band is that of the distinct calibration records, and a tie only counts as "
+        "'discrete' beyond the two copies of one record.",
         "",
         "Delivered FPR (%) on the fresh non-members per seed; band: the beta-binomial range "
         "of split-conformal calibration for that attack's calibration-set size and the "
@@ -268,12 +288,53 @@ def markdown(report: dict[str, Any]) -> str:
         f"Wall time {report['seconds'] / 60:.1f} min, n_jobs={cfg['n_jobs']}, torch threads "
         f"{cfg['torch_threads']}.",
     ]
+    first = report.get("first_run_machine", {})
+    for rerun in report.get("reruns", []):
+        lines.append(
+            f"Rows rerun on {rerun['date']} (tabmia {rerun['commit']}, {rerun['seconds'] / 60:.1f} "
+            f"min, load {'/'.join(f'{v:.1f}' for v in rerun['load']['start'])} at start; the "
+            "machine above): "
+            f"{', '.join(rerun['attacks'])}; merged into the run of {rerun['merged_into']} "
+            f"(on {first.get('cpu_model', 'another machine')}, {first.get('cpu_count', '?')} "
+            "cores), whose other rows were not rerun (their cells, wall time and load come "
+            "from that run's code and machine).")
     timing = {}
     for c in report["cells"]:
         timing.setdefault(c["attack"], []).append(c["seconds"])
     lines.append("Mean fit + score seconds per cell: " + ", ".join(
         f"{k} {np.mean(v):.1f}" for k, v in timing.items()) + ".")
     return "\n".join(lines) + load_note(report["load"])
+
+
+def merge_into_committed(report: dict[str, Any], rerun: list[str]) -> dict[str, Any]:
+    """The committed results with the rows of ``rerun`` replaced by this run's cells.
+
+    Refuses a committed run of another configuration (seeds, sizes, models), and records
+    the rerun (rows, date, commit, load) so that the tables say which rows are newer.
+    """
+    import json
+    import subprocess
+
+    from benchmarks._common import machine_info, results_dir
+
+    path = results_dir() / f"{NAME}.json"
+    old = json.loads(path.read_text())
+    keys = ("seeds", "n_train", "n_public", "n_fresh", "n_shadow", "n_reference", "quick")
+    differ = [k for k in keys if old["config"].get(k) != report["config"].get(k)]
+    if differ:
+        raise SystemExit(f"fpr_promise: {path} was run with other settings ({differ}): "
+                         "rerun every row instead of --only")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=False, cwd=os.path.dirname(__file__)).stdout.strip()
+    merged = {k: v for k, v in old.items() if k not in ("benchmark", "machine", "evaluation")}
+    merged["cells"] = [c for c in old["cells"] if c["attack"] not in rerun] + report["cells"]
+    merged["reruns"] = [r for r in old.get("reruns", []) if set(r["attacks"]) - set(rerun)] + [{
+        "attacks": rerun, "date": machine_info()["date"], "commit": commit or "unknown",
+        "seconds": report["seconds"], "load": report["load"],
+        "merged_into": old["machine"]["date"],
+    }]
+    merged.setdefault("first_run_machine", old["machine"])
+    return merged
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -284,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", nargs="*", default=None)
     ap.add_argument("--attacks", nargs="*", default=None)
     ap.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
+    ap.add_argument("--only", choices=["duplicated"], default=None,
+                    help="run only these rows and merge them into the results already there")
     args = ap.parse_args(argv)
     use_shared_data()
     if args.out:
@@ -312,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         targets = {k: v for k, v in targets.items() if k in args.targets}
     if args.attacks:
         attacks = {k: v for k, v in attacks.items() if k in args.attacks}
+    if args.only == "duplicated":
+        attacks = {k: v for k, v in attacks.items() if k in DUPLICATED}
     load = {"start": list(os.getloadavg())}
     t_start = time.perf_counter()
     cells, refusal = [], ""
@@ -339,7 +404,9 @@ def main(argv: list[str] | None = None) -> int:
         "load": load,
         "seconds": time.perf_counter() - t_start,
     }
-    report["evaluation"] = evaluate(cells, seeds)
+    if args.only:
+        report = merge_into_committed(report, list(attacks))
+    report["evaluation"] = evaluate(report["cells"], seeds)
     write_results(NAME, report, markdown(report))
     bad = [s for s in report["evaluation"]["summary"]
            if not (s["inside"] and s["cells_inside"] == len(s["per_seed"]))]

@@ -34,6 +34,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+# the command line's way of showing warnings: one "tabmia: note: ..." line each, as a CI
+# log should read, rather than Python's two-line format with a line of source code
+from tabmia._cli_outputs import one_line_warnings
 from tabmia.attacks import LiRAAttack, LossAttack, ScoreAttack
 from tabmia.audit import audit_model
 from tabmia.datasets import load_breast_cancer
@@ -75,12 +78,13 @@ def test_model_membership_risk():
 
 
 def main() -> int:
-    result = audit()
+    with one_line_warnings():
+        result = audit()
     print(markdown_table(results_table(result.metrics, fprs=(FPR,))))
     gate = evaluate_gate(result, [f"tpr@{FPR:g}={LIMITS['tpr_at_fpr'][FPR]:g}",
                                   f"auc={LIMITS['auc']:g}"])
     for line in gate.lines():
-        print(f"gate: {line}")
+        print(f"tabmia: gate: {line}")
     return gate.exit_status
 
 

@@ -202,6 +202,8 @@ def run_benchmark(
     ValueError
         For an unknown data set, model or attack name, or a bad setting (before
         anything is computed or written).
+    DataNotFoundError
+        When none of the data sets could be loaded (nothing is written).
     """
     from tqdm.auto import tqdm
 
@@ -261,16 +263,20 @@ def run_benchmark(
     report: dict[str, Any] = {"datasets": {}, "skipped": {}, "failed": {}}
     bar = tqdm(total=len(names) * seeds * len(protos), desc="tabmia benchmark", unit="cell",
                file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    said: set[str] = set()
     try:
         for name in names:
             try:
                 data = _load(name, resolved[name], max_records, random_state)
             except (DataNotFoundError, ImportError) as exc:
                 report["skipped"][name] = str(exc)
-                tqdm.write(f"{name}: not available, skipped: {str(exc).splitlines()[0]}",
-                           file=sys.stderr)
                 bar.update(seeds * len(protos))
                 continue
+            # said once a data set loads; if none does, the one error below says it all
+            for skipped in [n for n in report["skipped"] if n not in said]:
+                tqdm.write(f"{skipped}: not available, skipped: "
+                           f"{report['skipped'][skipped].splitlines()[0]}", file=sys.stderr)
+                said.add(skipped)
             X, y = data["X"], data["y"]
             entry: dict[str, Any] = {
                 "resolved": resolved[name], "source": data["source"], "status": data["status"],
@@ -323,6 +329,14 @@ def run_benchmark(
             report["datasets"][name] = entry
     finally:
         bar.close()
+    if not report["datasets"]:
+        # nothing ran: an error, not an empty table (a CI job would read it as a result)
+        reasons = "; ".join(f"{name}: {why.splitlines()[0]}"
+                            for name, why in report["skipped"].items())
+        raise DataNotFoundError(f"no data set could be loaded, nothing was written ({reasons})")
+    for skipped in [n for n in report["skipped"] if n not in said]:  # skipped after the last
+        tqdm.write(f"{skipped}: not available, skipped: "
+                   f"{report['skipped'][skipped].splitlines()[0]}", file=sys.stderr)
     for entry in report["datasets"].values():
         for s in entry["seeds"]:
             for c in s["cells"].values():

@@ -84,7 +84,8 @@ def _bad(d: Path) -> list[tuple[str, list[str], str]]:
               LABEL, "--train-proba", str(d / "train_proba.csv"), "--population-proba",
               str(d / "pop_proba.csv")]
     return [
-        ("one-row population", [*own, "--population", str(d / "pop1.csv")], "at least 2"),
+        ("one-row population", [*own, "--population", str(d / "pop1.csv")],
+         "has 1 record(s); it needs at least 40"),
         ("max-members 0", [*own, *pop, "--max-members", "0"], "--max-members must be >= 1"),
         ("max-members -5", [*own, *pop, "--max-members", "-5"], "--max-members must be >= 1"),
         ("n-jobs 0", [*own, *pop, "--n-jobs", "0"], "--n-jobs must not be 0"),

@@ -44,7 +44,9 @@ def test_joblib_recipe_on_a_csv_file(tmp_path, capsys):
     assert (result["k_plus"], result["k_minus"], result["guesses"]) == (100, 100, "given")
     assert result["violated"] is False and result["p_value"] > 0.05
     captured = capsys.readouterr()
-    assert "Consistent with epsilon = 50" in captured.out
+    # 200 right guesses of 200 could not refute epsilon = 50: weak evidence reads as weak
+    assert "Cannot tell whether epsilon = 50" in captured.out
+    assert result["claim"]["state"] == "cannot_tell" and result["claim"]["unit"] == "guesses"
     # loading a joblib recipe runs code: said in one tabmia line, not Python's format
     warned = [line for line in captured.err.splitlines() if line.startswith("tabmia: warning:")]
     assert len(warned) == 1 and "runs any code" in warned[0]

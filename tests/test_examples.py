@@ -27,6 +27,9 @@ def test_example_runs(script, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "| attack |" in proc.stdout  # printed its results table
     assert "PlausibilityWarning" not in proc.stderr  # honest inputs raise no finding
+    if script.stem == "privacy_gate_ci":  # a CI log: tabmia lines, no Python warning format
+        assert all(line.startswith("tabmia: ") for line in proc.stderr.splitlines()), proc.stderr
+        assert "tabmia: gate:" in proc.stdout
 
 
 def test_examples_exist():

@@ -469,6 +469,19 @@ def label_only_attacks() -> list[str]:
                   and not inspect.isabstract(c) and membership_tags(c()).works_with("labels"))
 
 
+class DefaultStatistic(str):
+    """The default of an attack's ``statistic``: equal to its name, but an object of its
+    own, so that ``statistic_from_legacy`` tells a ``statistic`` left at its default from
+    one given (even given as the same name). Copies are the object itself, which keeps
+    that through ``clone``."""
+
+    def __copy__(self) -> DefaultStatistic:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> DefaultStatistic:
+        return self
+
+
 def statistic_from_legacy(
     owner: str, statistic: str, default: str, legacy: dict[str, Any]
 ) -> str:
@@ -486,9 +499,9 @@ def statistic_from_legacy(
     if "score" not in legacy:
         return statistic
     old = legacy["score"]
-    if statistic != default and statistic != old:
+    if not isinstance(statistic, DefaultStatistic):  # both keywords given: say so, pick none
         raise TypeError(
-            f"{owner}: got statistic={statistic!r} and the deprecated score={old!r}; "
+            f"{owner}: got statistic={str(statistic)!r} and the deprecated score={old!r}; "
             "give statistic only"
         )
     warnings.warn(

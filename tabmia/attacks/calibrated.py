@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia.attacks._reference import ReferenceModelAttack
-from tabmia.attacks.base import statistic_from_legacy
+from tabmia.attacks.base import DefaultStatistic, statistic_from_legacy
 from tabmia.target import TargetModel, take_rows
 
 __all__ = ["CalibratedAttack", "CALIBRATED_SCORES"]
@@ -180,7 +180,7 @@ class CalibratedAttack(ReferenceModelAttack):
         self,
         target: Any = None,
         *,
-        statistic: str = "loss",
+        statistic: str = DefaultStatistic("loss"),
         calibration: str = "reference",
         reference_estimator: Any = None,
         n_reference: int = 4,
@@ -294,6 +294,7 @@ class CalibratedAttack(ReferenceModelAttack):
 
     def _fit_forgetting(self, X: Any, y: np.ndarray) -> None:
         from tabmia.shadow import TorchMLPClassifier, draw_in_masks
+        from tabmia.shadow._design import record_groups
 
         model = self.target_.model
         if not isinstance(model, TorchMLPClassifier):
@@ -304,7 +305,7 @@ class CalibratedAttack(ReferenceModelAttack):
         n = y.shape[0]
         masks = draw_in_masks(
             self.n_reference, n, pkeep=self._resolve_pkeep(n, self.n_reference, 0.5),
-            random_state=self._draw_seed(),
+            random_state=self._draw_seed(), groups=record_groups(X, y),
         )
         y_raw = self.target_.classes_[y]
         models = []

@@ -7,7 +7,11 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
+from tabmia.attacks.base import (
+    BaseMembershipAttack,
+    DefaultStatistic,
+    statistic_from_legacy,
+)
 from tabmia.scores import SCORE_NAMES
 from tabmia.thresholds import ClassConditionalRanks
 
@@ -87,7 +91,7 @@ class ScoreAttack(BaseMembershipAttack):
         self,
         target: Any = None,
         *,
-        statistic: str = "loss",
+        statistic: str = DefaultStatistic("loss"),
         class_based: bool = False,
         threshold_goal: str = "fpr",
         fpr: float = 0.01,

@@ -22,7 +22,11 @@ from tabmia._records import fold_hashes
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
 from tabmia.attacks._quantile_tuning import tune_catboost
-from tabmia.attacks.base import BaseMembershipAttack, statistic_from_legacy
+from tabmia.attacks.base import (
+    BaseMembershipAttack,
+    DefaultStatistic,
+    statistic_from_legacy,
+)
 from tabmia.backends import BACKENDS
 from tabmia.scores import SCORE_NAMES
 from tabmia.shadow._schedule import gpu_slot
@@ -229,7 +233,7 @@ class QuantileAttack(BaseMembershipAttack):
         target: Any = None,
         *,
         mode: str = "gaussian",
-        statistic: str = "hinge",
+        statistic: str = DefaultStatistic("hinge"),
         alphas: Sequence[float] | None = None,
         label_as_feature: bool = True,
         n_trials: int = 0,

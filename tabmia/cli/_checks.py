@@ -64,6 +64,11 @@ def _own_mode(args: argparse.Namespace) -> str | None:
 def check_mode(args: argparse.Namespace) -> None:
     """Refuse a flag given (command line or config) that the chosen mode ignores."""
     given: set[str] = getattr(args, "given", set())
+    if "unresolved" in given and not getattr(args, "fail_above", ()):
+        raise UsageError(
+            "--unresolved says what the gate does when the audit cannot tell, but no "
+            "--fail-above limit sets a gate: remove it, or add --fail-above"
+        )
     mode = _own_mode(args)
     if mode is not None:
         stray = [d for d in _GAME_ONLY if d in given]
@@ -93,6 +98,7 @@ def check_mode(args: argparse.Namespace) -> None:
 def check_attack_flags(args: argparse.Namespace, attacks: dict[str, Any]) -> None:
     """Refuse an attack flag (``--n-shadow``, ...) that none of the attacks takes."""
     from tabmia._attack_builder import settings_not_taken
+    from tabmia.attacks import membership_tags
 
     given: set[str] = getattr(args, "given", set())
     # whether an interrupted run can keep models in --cache-dir (tabmia.cli says so)
@@ -103,6 +109,12 @@ def check_attack_flags(args: argparse.Namespace, attacks: dict[str, Any]) -> Non
                 f"{_flag(dest)} sets {what}, but none of the attacks ({', '.join(attacks)}) "
                 f"has any: remove it, or add an attack that does (e.g. {example})"
             )
+    if "recipe" in given and not any(membership_tags(a).trains_models for a in attacks.values()):
+        raise UsageError(
+            f"--recipe sets the recipe of shadow / reference models, but none of the attacks "
+            f"({', '.join(attacks)}) trains any: remove it, or add an attack that does "
+            "(e.g. lira)"
+        )
 
 
 def check_model_counts(args: argparse.Namespace, attacks: dict[str, Any], n_public: int) -> None:

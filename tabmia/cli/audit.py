@@ -186,8 +186,13 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError("--gammas values must be > 0")
     if args.prior is not None and args.prior <= 0:
         raise UsageError("--prior must be > 0")
-    if args.epsilon is not None and args.epsilon < 0:
-        raise UsageError("--epsilon must be >= 0")
+    if args.epsilon is not None:
+        from tabmia.claims import check_claimed_epsilon
+
+        try:
+            check_claimed_epsilon(args.epsilon, "--epsilon")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
     if args.top_k < 1:
         raise UsageError("--top-k must be >= 1")
     check_size(args.train_size, "--train-size")
@@ -283,7 +288,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     from tabmia.attacks import membership_tags
     from tabmia.audit import audit_model
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-    from tabmia.metrics import check_audit_size
+    from tabmia.metrics import MIN_AUDIT_RECORDS, check_audit_size
     from tabmia.plausibility import check_inputs
     from tabmia.target import TargetModel
 
@@ -295,9 +300,12 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     if missing:
         raise UsageError(f"--population lacks columns of --train: {missing[:10]}")
     X_pop = X_pop[list(X_tr.columns)]
-    if len(X_pop) < 2:
-        raise UsageError(f"--population has {len(X_pop)} record; it needs at least 2 (half "
-                         "become the attacker's data, half the non-member candidates)")
+    need = _population_needed(args.public_size)
+    if len(X_pop) < need:
+        raise UsageError(
+            f"--population has {len(X_pop)} record(s); it needs at least {need}: "
+            f"{MIN_AUDIT_RECORDS} non-member candidates plus the attacker's public records "
+            f"(--public-size {args.public_size:g})")
     public_fraction = _public_fraction(args.public_size, len(X_pop))
     n_public = int(round(public_fraction * len(X_pop)))  # as audit_model splits
     check_audit_size(min(len(X_tr), args.max_members or len(X_tr)), len(X_pop) - n_public)
@@ -400,6 +408,19 @@ def _label_reason(args: argparse.Namespace, target: Any) -> str:
     if args.train_pred is not None:
         return "--train-pred / --population-pred"
     return "--label-only" if args.label_only else target.labels_reason
+
+
+def _population_needed(public_size: float | int) -> int:
+    """Fewest --population records that leave ``MIN_AUDIT_RECORDS`` non-member candidates
+    and at least one public record, split as :func:`_public_fraction` and audit_model do."""
+    from tabmia.metrics import MIN_AUDIT_RECORDS
+
+    if not isinstance(public_size, float):
+        return int(public_size) + MIN_AUDIT_RECORDS
+    n = MIN_AUDIT_RECORDS + 1
+    while n - round(public_size * n) < MIN_AUDIT_RECORDS or round(public_size * n) < 1:
+        n += 1  # at most about MIN_AUDIT_RECORDS / (1 - public_size) steps
+    return n
 
 
 def _public_fraction(public_size: float | int, n_population: int) -> float:

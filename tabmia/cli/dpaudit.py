@@ -90,12 +90,17 @@ def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> None:
+    from tabmia.claims import check_claimed_epsilon
+
     if not 0.0 < args.confidence < 1.0:
         raise UsageError(f"--confidence must be in (0, 1), got {args.confidence:g}")
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta:g}")
-    if args.epsilon is not None and not args.epsilon >= 0.0:
-        raise UsageError(f"--epsilon must be >= 0, got {args.epsilon:g}")
+    if args.epsilon is not None:
+        try:
+            check_claimed_epsilon(args.epsilon, "--epsilon")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
     if args.canaries is not None and (
         (isinstance(args.canaries, int) and args.canaries < 2) or args.canaries <= 0
     ):
@@ -138,6 +143,7 @@ def _markdown(result: Any, data: str, recipe: str) -> str:
         ("epsilon lower bound", f"{result.epsilon_lower:.3f} (delta = {result.delta:g}, "
                                 f"{100 * result.confidence:g} % confidence)"),
         ("claimed epsilon", "none" if result.claimed_epsilon is None else f"{result.claimed_epsilon:g}"),
+        ("the claim", _claim_cell(result.claim_check)),
         ("p-value of the claim", "n/a" if result.p_value is None else f"{result.p_value:.3g}"),
         ("guesses right", f"{result.n_correct} of {result.n_guesses} (accuracy "
                           f"{result.accuracy:.3f}, interval {result.accuracy_low:.3f}-"
@@ -154,6 +160,16 @@ def _markdown(result: Any, data: str, recipe: str) -> str:
     ]
     table = "| | |\n|---|---|\n" + "".join(f"| {k} | {v} |\n" for k, v in rows)
     return (f"tabmia dpaudit: recipe {recipe}; data {data}\n\n{result.sentence()}\n\n{table}")
+
+
+def _claim_cell(check: Any) -> str:
+    if check is None:
+        return "no claim given"
+    words = {"refuted": "refuted", "consistent": "not refuted (this audit could have)",
+             "cannot_tell": "cannot tell"}[check.state]
+    if check.needed is not None:
+        words += f" (at least {check.needed} {check.unit} could refute it)"
+    return words
 
 
 def _write(out: Path, payload: dict[str, Any], md: str) -> None:

@@ -24,6 +24,7 @@ import numpy as np
 from scipy import stats
 from sklearn.utils import check_random_state
 
+from tabmia.claims import check_claimed_epsilon
 from tabmia.dp.bounds import (
     epsilon_lower_bound_one_run,
     gdp_epsilon,
@@ -189,7 +190,8 @@ def audit_canary_scores(
     confidence : float, default=0.95
         Confidence of the bounds.
     claimed_epsilon : float, default=None
-        A claimed epsilon to compare against (its p-value and verdict).
+        A claimed epsilon to compare against (its p-value and verdict), > 0 (see
+        :func:`tabmia.claims.check_claimed_epsilon` for why not 0).
     holdout_share : float, default=0.5
         Share of the canaries that choose the rule under ``"holdout"``.
     random_state : int, RandomState instance or None, default=None
@@ -206,8 +208,8 @@ def audit_canary_scores(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be in [0, 1), got {delta}")
-    if claimed_epsilon is not None and not claimed_epsilon >= 0:
-        raise ValueError(f"claimed_epsilon must be >= 0, got {claimed_epsilon}")
+    if claimed_epsilon is not None:
+        claimed_epsilon = check_claimed_epsilon(claimed_epsilon, "claimed_epsilon")
     rng = check_random_state(random_state)
     m_all = scores.size
     audited = np.arange(m_all)

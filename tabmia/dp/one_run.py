@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 
 from tabmia._estimators import clone_unfitted
 from tabmia._seeding import seed_estimator
+from tabmia.claims import check_claimed_epsilon
 from tabmia.dp.canaries import CANARY_KINDS, make_canaries
 from tabmia.dp.guesses import GUESS_STRATEGIES, audit_canary_scores
 from tabmia.dp.result import OneRunAuditResult
@@ -140,6 +141,8 @@ class OneRunAudit:
             )
         if not is_attack and self.score not in SCORE_NAMES:
             raise ValueError(f"score must be one of {SCORE_NAMES} or an attack, got {self.score!r}")
+        if self.claimed_epsilon is not None:
+            check_claimed_epsilon(self.claimed_epsilon, "claimed_epsilon")
         if isinstance(self.guesses, str) and self.guesses not in GUESS_STRATEGIES:
             raise ValueError(
                 f"guesses must be one of {GUESS_STRATEGIES} or (k_plus, k_minus), got {self.guesses!r}"

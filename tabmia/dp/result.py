@@ -99,6 +99,15 @@ class OneRunAuditResult:
         return self.epsilon_lower > self.claimed_epsilon
 
     @property
+    def claim_check(self) -> Any:
+        """The claim refuted, consistent or cannot tell, and the canaries that could
+        refute it (a :class:`tabmia.claims.ClaimCheck`; None without a claim), from
+        :func:`tabmia.dp.one_run_claim_check`."""
+        from tabmia.dp.claims import one_run_claim_check
+
+        return one_run_claim_check(self)
+
+    @property
     def tightness(self) -> float | None:
         """``epsilon_lower / claimed_epsilon`` (None without a positive claim)."""
         if not self.claimed_epsilon:
@@ -120,12 +129,17 @@ class OneRunAuditResult:
             return (f"No epsilon is refuted at {conf} confidence ({counts}): the audit's "
                     "lower bound is 0, which says nothing on how private training is.")
         claim = f"epsilon = {self.claimed_epsilon:g}"
+        check = self.claim_check
+        if check.state == "cannot_tell":
+            return (f"Cannot tell whether {claim} (delta = {delta}) holds: {check.reason}. "
+                    f"This audit: {counts}; lower bound {bound}.")
         if self.violated:
             return (f"{claim} is violated at {conf} confidence: {counts}, which no "
                     f"({self.claimed_epsilon:g}, {delta})-DP training achieves with "
                     f"probability above {100 * (1 - self.confidence):g} %; lower bound {bound}.")
         return (f"Consistent with {claim} (delta = {delta}): the audit's {conf} lower bound "
-                f"is {bound}, {counts}. A lower bound can refute a claim, never prove it.")
+                f"is {bound}, {counts}; {check.reason}. A lower bound can refute a claim, "
+                "never prove it.")
 
     def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
         """JSON-ready fields (infinite or NaN values as None; per-canary arrays only
@@ -143,6 +157,8 @@ class OneRunAuditResult:
                 value = None
             out[name] = value
         out["violated"] = self.violated
+        check = self.claim_check
+        out["claim"] = None if check is None else check.to_dict()
         out["tightness"] = self.tightness
         out["sentence"] = self.sentence()
         return out

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia.claims import membership_claim_check
 from tabmia.metrics import (
     dp_consistency,
     dp_ppv_bound,
@@ -206,18 +207,32 @@ def _verdict_class(text: str) -> str:
 DP_VERDICT_COLUMN = "consistent with the claim?"
 
 
+def _claim_cell(claim: Any, rates: dict[str, Any], n_neg: int) -> str:
+    """The DP table's decisive cell: yes, no, or cannot tell and what would tell."""
+    if claim.state == "refuted":
+        return "no: the claim cannot hold"
+    if claim.state == "consistent":
+        return "yes"
+    if rates["verdict"] == "not resolved":
+        return f"cannot tell: not resolved by {n_neg} non-members"
+    if claim.needed is None:
+        return "cannot tell: no game of feasible size can refute it"
+    return f"cannot tell: a game this small cannot refute it (needs ≥ {claim.needed} {claim.unit})"
+
+
 def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tuple[float, ...]) -> str:
     """Two tables that fit the page: the DP check per attack, then PPV against its bound."""
     summary = own_threshold_summary(metrics)
     n_seeds = int(summary["n_seeds"].max())
     checks, ppvs = [], []
-    meaning = {"yes": "yes", "no": "no: the claim cannot hold", "not resolved": "not resolved"}
     for name, r in summary.iterrows():
         tp, n_pos, fp, n_neg = (int(r[k]) for k in ("tp", "n_members", "fp", "n_nonmembers"))
         check = dp_consistency(tp, n_pos, fp, n_neg, epsilon, delta)
         eps = empirical_epsilon(tp, n_pos, fp, n_neg, delta=delta)
         checks.append({
-            "attack": name, DP_VERDICT_COLUMN: meaning[check["verdict"]],
+            "attack": name,
+            DP_VERDICT_COLUMN: _claim_cell(
+                membership_claim_check(tp, n_pos, fp, n_neg, epsilon, delta), check, n_neg),
             "members flagged: TPR [95%]": f"{tp}/{n_pos}: "
                                           + _interval(r["tpr"], r["tpr_low"], r["tpr_high"], 4),
             "non-members flagged: FPR [95%]": f"{fp}/{n_neg}: "
@@ -244,9 +259,12 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
         "1 − FPR ≤ e<sup>ε</sup>(1 − TPR) + δ) for any attack: the trade-off bounds of "
         "Jayaraman et al. (PETS 2021), Thm 4.1/4.2, at each attack's own threshold. "
         "<b>no</b>: even the TPR's 95% lower bound is above the bound at the FPR's 95% upper "
-        "bound, so the claim cannot hold; <b>not resolved</b>: the measured TPR is above the "
-        "bound at the measured FPR, but within what the number of non-members can tell apart; "
-        f"<b>yes</b>: the measured rates are within the bound.{pooled}</p>"
+        "bound, so the claim cannot hold; <b>cannot tell</b>: either the measured TPR is above "
+        "the bound at the measured FPR, but within what the number of non-members can tell "
+        "apart, or the game is too small for any attack to refute the claim (even one "
+        "flagging every member and no non-member), with the members and non-members that "
+        "could; <b>yes</b>: the measured rates are within the bound, in a game that could "
+        f"have refuted it.{pooled}</p>"
         + table_html(pd.DataFrame(checks), css_class="fit",
                       cell_class={DP_VERDICT_COLUMN: _verdict_class})
         + "<h3>PPV against the largest PPV the claim allows (Thm 4.2, at the measured FPR)</h3>"

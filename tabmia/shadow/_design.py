@@ -1,7 +1,10 @@
 """The membership design of a shadow population: seeds and IN/OUT masks.
 
 Which pool record trains which model, and the seed of each model, derived from one
-integer so that a longer population extends a shorter one.
+integer so that a longer population extends a shorter one. Identical records of a
+pool (same features and label) are one record: they are drawn one mask, so a model
+either trained on every copy or on none, and a record is OUT only for models that
+saw no copy of it (as many models as a distinct record is OUT for).
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["draw_in_masks", "draw_record_in_masks"]
+from tabmia.shadow.pool import record_keys
+
+__all__ = ["draw_in_masks", "draw_record_in_masks", "record_groups"]
 
 _SEED_MASK = (1 << 31) - 1
 
@@ -60,8 +66,31 @@ def _pkeep_block(pkeep: float) -> tuple[int, int]:
     return frac.numerator, frac.denominator
 
 
+def record_groups(X: Any, y_idx: Any) -> np.ndarray:
+    """Group code per record, shared by identical records (same features and label).
+
+    Codes count from 0 in order of first appearance (from the records' content hashes,
+    no pairwise comparison), so records that are all distinct get ``0, 1, ..., n - 1``
+    and grouped masks equal ungrouped ones.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or DataFrame of shape (n, d)
+        Records.
+    y_idx : array-like of int of shape (n,)
+        Their labels as class indices.
+
+    Returns
+    -------
+    ndarray of int of shape (n,)
+    """
+    codes, _ = pd.factorize(record_keys(X, y_idx))
+    return codes.astype(np.intp, copy=False)
+
+
 def draw_in_masks(
-    n_models: int, n_records: int, *, pkeep: float = 0.5, random_state: Any = None
+    n_models: int, n_records: int, *, pkeep: float = 0.5, random_state: Any = None,
+    groups: Any = None,
 ) -> np.ndarray:
     """Membership matrix: which record trains which model.
 
@@ -83,15 +112,29 @@ def draw_in_masks(
         Share of the models each record trains.
     random_state : int, RandomState, Generator or None
         Seed.
+    groups : array-like of int of shape (n_records,), default=None
+        Group code per record (:func:`record_groups`): records of one group get one
+        mask (a copy of a record is that record). None: every record its own group.
 
     Returns
     -------
     ndarray of bool of shape (n_models, n_records)
     """
-    return _draw_masks(_base_entropy(random_state), n_models, n_records, pkeep)
+    return _draw_masks(_base_entropy(random_state), n_models, n_records, pkeep, groups)
 
 
-def _draw_masks(entropy: int, n_models: int, n_records: int, pkeep: float) -> np.ndarray:
+def _draw_masks(
+    entropy: int, n_models: int, n_records: int, pkeep: float, groups: Any = None
+) -> np.ndarray:
+    if groups is not None:
+        codes = np.asarray(groups)
+        if codes.shape != (n_records,) or (codes.size and (codes.min() < 0)):
+            raise ValueError(f"groups must hold one code >= 0 per record ({n_records}), "
+                             f"got shape {codes.shape}")
+        n_groups = int(codes.max()) + 1 if codes.size else 0
+        # one draw per group, column j of the draw being what record j gets when all
+        # records are distinct (codes 0..n-1): grouping changes nothing there
+        return _draw_masks(entropy, n_models, n_groups, pkeep)[:, codes]
     n_in, block = _pkeep_block(pkeep)
     masks = np.empty((n_models, n_records), dtype=bool)
     for b in range(math.ceil(n_models / block)):  # a loop over blocks of models

@@ -31,6 +31,7 @@ from tabmia.shadow._design import (
     _model_seeds,
     _pkeep_block,
     draw_in_masks,
+    record_groups,
 )
 from tabmia.shadow._schedule import plan_jobs
 from tabmia.shadow._training import (
@@ -298,7 +299,7 @@ class ShadowPopulation(BaseEstimator):
         else:
             entropy = _base_entropy(self.random_state)
         seeds = _model_seeds(entropy, K)
-        masks = _draw_masks(entropy, K, n, self.pkeep)
+        masks = _draw_masks(entropy, K, n, self.pkeep, groups=record_groups(X, y_idx))
         hashes = [_mask_hash(m) for m in masks]
         if cache is not None:
             manifest = {
