@@ -36,7 +36,7 @@ from sklearn.preprocessing import StandardScaler
 
 # the command line's way of showing warnings: one "tabmia: note: ..." line each, as a CI
 # log should read, rather than Python's two-line format with a line of source code
-from tabmia._cli_outputs import one_line_warnings
+from tabmia.cli._outputs import one_line_warnings
 from tabmia.attacks import LiRAAttack, LossAttack, ScoreAttack
 from tabmia.audit import audit_model
 from tabmia.datasets import load_breast_cancer

@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "tabmia.exceptions", "tabmia.metrics", "tabmia.scores", "tabmia._game_labels",
         "tabmia._device", "tabmia._estimators", "tabmia._records", "tabmia._rows",
         "tabmia._progress", "tabmia._array", "tabmia._seeding", "tabmia._torch",
+        "tabmia.claims",
     ]),
     ("1 data", ["tabmia.datasets", "tabmia.datasets.*"]),
     ("2 target adapter", ["tabmia", "tabmia.target", "tabmia.precomputed", "tabmia.game"]),
@@ -43,6 +44,9 @@ LAYERS: list[tuple[str, list[str]]] = [
 LAZY_LOOPS: dict[tuple[str, str], str] = {
     ("tabmia.attacks.base", "tabmia.attacks"):
         "label_only_attacks() lists the package's exported attacks when an error names them",
+    ("tabmia.dp.result", "tabmia.dp.claims"):
+        "OneRunAuditResult.claim_check judges the claim with the guess rules of the audit "
+        "that built the result (tabmia.dp.guesses builds results)",
 }
 
 

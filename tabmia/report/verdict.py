@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia.claims import membership_claim_check
 from tabmia.metrics import (
     DEFAULT_DELTA,
-    dp_consistency,
     empirical_epsilon,
     ppv,
     ppv_interval,
@@ -185,12 +185,14 @@ def verdict_lines(
         f"{eps['epsilon_lower']:.2f}" + (" (counts pooled over seeds)" if n_seeds > 1 else "")
         + ".")
     if epsilon is not None:
-        check = dp_consistency(int(best["tp"]), int(best["n_members"]), int(best["fp"]),
-                               int(best["n_nonmembers"]), epsilon, delta, confidence=confidence)
-        meaning = {"yes": "consistent with it", "no": "inconsistent with it: the claim cannot hold",
-                   "not resolved": (f"not resolved: its TPR is above the bound at its measured FPR, "
-                                    f"but within the FPR's uncertainty with "
-                                    f"{int(best['n_nonmembers'])} non-members")}[check["verdict"]]
+        check = membership_claim_check(int(best["tp"]), int(best["n_members"]),
+                                       int(best["fp"]), int(best["n_nonmembers"]), epsilon,
+                                       delta, confidence=confidence)
+        # the report's DP table and this sentence share one rule (tabmia.claims): a game
+        # that could not have refuted the claim says so instead of "consistent"
+        meaning = {"consistent": "consistent with it (a game this size could have refuted it)",
+                   "refuted": "inconsistent with it: the claim cannot hold",
+                   "cannot_tell": f"cannot tell: {check.reason}"}[check.state]
         lines.append(f"Against a claim of (ε = {epsilon:g}, δ = {delta:g})-DP, {best_name}'s "
                      f"rates are {meaning}.")
     lines.append("TPR at a fixed FPR (the ROC curve) needs a threshold set with the membership "
