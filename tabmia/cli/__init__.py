@@ -289,6 +289,3 @@ def _interrupted(args: argparse.Namespace | None, command_line: str) -> str:
     return (f"{said}; {kept} shadow / reference model(s) kept in {cache}: the same command "
             f"trains only the missing ones: {command_line}")
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
