@@ -261,8 +261,8 @@ def test_precomputed_example_setup_raises_no_plausibility_finding():
 
 
 def test_alpha_is_the_documented_level():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    assert ALPHA == 0.001 and "0.1%" in readme and "tabmia.plausibility" in readme
+    page = (Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "report.md").read_text()
+    assert ALPHA == 0.001 and "level 0.1%" in page and "tabmia.plausibility.ALPHA" in page
 
 
 def test_a_model_without_a_gap_shows_no_fit_gap_when_swapped(cancer):
