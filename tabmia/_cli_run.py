@@ -148,6 +148,7 @@ def _make_attacks(
     settings: dict[str, Any] = {
         "fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device, "n_shadow": args.n_shadow,
         "n_reference": args.n_references, "verbose": not args.quiet,
+        "max_memory": getattr(args, "max_memory", None),
         "cache_dir": None if args.cache_dir is None else str(args.cache_dir), "recipe": recipe,
     }
     try:  # specs may carry parameters, e.g. lira:n_shadow=64
@@ -355,7 +356,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             target, X_tr, y_tr, X_pop, y_pop, attacks, max_members=args.max_members,
             fprs=args.fprs, gammas=args.gammas, random_state=args.random_state,
             verbose=not args.quiet, fpr_fallback=not args.fpr_given,
-            public_fraction=public_fraction,
+            public_fraction=public_fraction, check_plausibility=False,  # checked above
         )
     split = result.splits[0]
     given = "precomputed predicted labels" if args.train_pred else "precomputed probabilities"

@@ -40,6 +40,7 @@ def audit_model(
     random_state: Any = 0,
     verbose: bool = False,
     fpr_fallback: bool = False,
+    check_plausibility: bool = True,
 ) -> ExperimentResult:
     """Run attacks against a fitted model on its own training records.
 
@@ -64,6 +65,10 @@ def audit_model(
         An attack whose calibration records cannot promise its ``fpr`` aims at the
         smallest FPR they can promise instead of raising (see
         :func:`tabmia.experiment.run_attacks`).
+    check_plausibility : bool, default=True
+        Run :func:`tabmia.plausibility.check_inputs` on the records first (one query of
+        the model on each) and warn of what it finds; False where the caller has just
+        run it (``tabmia audit`` does, to report a model that fails on the records).
 
     The game is one :class:`~tabmia.experiment.MembershipRound`, played as every
     runner plays its seeds. Shadow and reference models are trained on as many records as the model was (the
@@ -128,7 +133,9 @@ def audit_model(
         members = np.sort(rng.choice(members, max_members, replace=False))
     check_audit_size(members.size, nonmembers.size)
     # -- plausibility of the inputs, before any attack (tabmia.plausibility) ---------
-    for finding in check_inputs(target, X_train, y_train, X_population, y_population):
+    findings = (check_inputs(target, X_train, y_train, X_population, y_population)
+                if check_plausibility else [])
+    for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
     member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
