@@ -456,6 +456,7 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
+    from tabmia._cli_cluster import cluster_backend
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
     from tabmia.exceptions import AuditTooSmallError, TargetOutputsError, UnresolvableFPRError
     from tabmia.plausibility import check_attack_scores
@@ -469,7 +470,8 @@ def run_audit(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         with fpr_fallback_notes() as fallbacks, recorded_warnings(
-                PlausibilityWarning, DuplicateRecordsWarning) as warned:
+                PlausibilityWarning, DuplicateRecordsWarning) as warned, \
+                cluster_backend(getattr(args, "cluster", None)):
             _resolve_device(args)
             if args.train is not None:
                 result, context, records = _own_model(args)

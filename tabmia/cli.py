@@ -143,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="memory that scoring candidates may hold at once: 8GB, 512MB, 25%% "
                          "(default: half of this machine's memory); candidates are scored "
                          "in chunks that fit it, with the same results")
+    attacks.add_argument("--cluster", default=None, metavar="ADDRESS",
+                         help="train and score the shadow / reference models on a cluster: a "
+                         "Dask scheduler (tcp://host:8786) or Ray (ray, ray://host:10001); "
+                         "same scores as on this machine")
     attacks.add_argument("--top-k", type=int, default=20, help="riskiest records listed (default 20)")
     attacks.add_argument("--show-records", action="store_true",
                          help="show the riskiest records' contents in the report (masked by default)")

@@ -130,3 +130,65 @@ def test_cli_bad_max_memory_is_one_line_exit_2(value, tmp_path, capsys):
     code = main(["audit", "--max-memory", value, "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith("tabmia: error: argument --max-memory")
+
+
+def test_a_dask_cluster_trains_and_scores_like_this_process(small_batches):
+    """The shadow phase and the candidates' scoring on a LocalCluster of two workers
+    (through joblib's Dask back end) give this process's scores. Thread workers keep
+    this test fast; ``tests/test_benchmarks.py`` runs worker processes (scaling --quick)."""
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    X, y = _data(900, seed=3)
+    pool, cand = slice(0, 200), slice(200, None)
+    local = ShadowPopulation(LogisticRegression(), n_models=4, random_state=0, n_jobs=1)
+    local.fit(X[pool], y[pool])
+    expected = local.statistics(X[cand], y[cand])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, joblib.parallel_config(backend="dask"), \
+            distributed.get_task_stream(client) as tasks:
+        remote = ShadowPopulation(LogisticRegression(), n_models=4, random_state=0, n_jobs=2)
+        remote.fit(X[pool], y[pool])
+        scored = remote.statistics(X[cand], y[cand], max_memory=4096)
+    assert np.array_equal(remote.statistics_, local.statistics_)
+    assert np.array_equal(scored, expected)
+    names = " ".join(str(t.get("key")) for t in tasks.data)
+    assert "_train_one" in names and "_score_chunk" in names  # both ran on the cluster
+
+
+def test_cli_audit_on_a_dask_scheduler_scores_like_here(tmp_path):
+    """``tabmia audit --cluster ADDRESS`` trains and scores the reference models on that
+    scheduler, with the scores of a run on this machine."""
+    distributed = pytest.importorskip("distributed")
+    import joblib
+    import pandas as pd
+    from sklearn.datasets import load_breast_cancer
+
+    df = load_breast_cancer(as_frame=True).frame.rename(columns={"target": "diagnosis"})
+    df.iloc[:250].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[250:].to_csv(tmp_path / "population.csv", index=False)
+    model = DecisionTreeClassifier(max_depth=4, random_state=0)
+    joblib.dump(model, tmp_path / "recipe.joblib")
+    joblib.dump(model.fit(df.iloc[:250, :-1], df.iloc[:250, -1]), tmp_path / "model.joblib")
+    argv = ["audit", "--model-file", str(tmp_path / "model.joblib"), "--train",
+            str(tmp_path / "train.csv"), "--population", str(tmp_path / "population.csv"),
+            "--label", "diagnosis", "--recipe", str(tmp_path / "recipe.joblib"),
+            "--attacks", "rmia", "--n-references", "2", "--fpr", "0.05", "--quiet"]
+    assert main(argv + ["--out", str(tmp_path / "here")]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, distributed.get_task_stream(client) as tasks:
+        address = cluster.scheduler_address
+        assert main(argv + ["--out", str(tmp_path / "there"), "--cluster", address]) == 0
+    assert any("_train_one" in str(t.get("key")) for t in tasks.data)
+    here, there = (pd.read_csv(tmp_path / d / "scores.csv.gz") for d in ("here", "there"))
+    pd.testing.assert_frame_equal(here, there)
+
+
+def test_cli_bad_cluster_address_is_one_line_exit_2(tmp_path, capsys):
+    assert main(["audit", "--cluster", "nohost", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "give a Dask scheduler address" in err[0]
