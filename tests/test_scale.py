@@ -67,7 +67,7 @@ def test_chunks_cover_the_rows_in_whole_batches():
     assert np.array_equal(np.concatenate([np.arange(1000)[c] for c in chunks]), np.arange(1000))
     # a budget that fits everything: one chunk on one job, a few per job on two
     assert chunk_bounds(1000, 100, 2**30, multiple=BATCH) == [slice(0, 1000)]
-    assert len(chunk_bounds(1000, 100, 2**30, parts=2, multiple=BATCH)) == 8
+    assert len(chunk_bounds(1000, 100, 2**30, parts=2, multiple=BATCH)) == 4
 
 
 def test_statistics_in_parallel_chunks_equal_one_model_after_another(small_batches):
