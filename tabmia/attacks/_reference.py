@@ -405,7 +405,8 @@ class ReferenceModelAttack(BaseMembershipAttack):
         pop = getattr(self, "population_", None)
         if pop is None or n == 0:
             return False
-        return plan_jobs(pop.estimator_, pop.n_jobs, n).n_jobs > 1
+        plan = plan_jobs(pop.estimator_, pop.n_jobs, n)
+        return plan.n_jobs > 1 and not plan.gpus  # GPU models score in this process
 
 
 class _alongside:
