@@ -45,11 +45,11 @@ def _population(n_models: int, iterations: int, n_jobs: int):
                             keep_models=True)
 
 
-def candidates(X: Any, y: np.ndarray) -> tuple[Any, np.ndarray]:
-    """The records repeated to at least three chunks of scoring (3 x 65,536 rows)."""
+def candidates(X: Any, y: np.ndarray, rows: int = 3 * 65_536) -> tuple[Any, np.ndarray]:
+    """The records repeated to at least ``rows`` rows (three chunks of scoring by default)."""
     from tabmia.target import concat_rows
 
-    times = -(-3 * 65_536 // len(y))
+    times = max(1, -(-rows // len(y)))
     return concat_rows([X] * times), np.tile(y, times)
 
 
@@ -68,10 +68,10 @@ def _timed(fit: Callable[[], Any], repeats: int, cand: tuple[Any, np.ndarray]
 
 
 def run(X: Any, y: np.ndarray, *, n_models: int, iterations: int, repeats: int,
-        log: Callable[[str], None]) -> list[dict[str, Any]]:
+        log: Callable[[str], None], candidate_rows: int = 3 * 65_536) -> list[dict[str, Any]]:
     """Time every configuration; returns one row per configuration."""
     rows: list[dict[str, Any]] = []
-    cand = candidates(X, y)
+    cand = candidates(X, y, candidate_rows)
 
     def record(name: str, workers: int, fit: Callable[[], Any], reference: Any):
         times, score_times, stats, scored = _timed(fit, repeats, cand)
@@ -182,14 +182,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scaling: Adult not present in the data home:\n{exc}", file=sys.stderr)
         raise SystemExit(2) from exc
     n_models, iterations, repeats = args.n_models, args.iterations, args.repeats
-    if args.quick:
+    candidate_rows = 3 * 65_536
+    if args.quick:  # the candidates too: one chunk, scored where the driver runs
         X, y = X.iloc[:2000], y[:2000]
-        n_models, iterations, repeats = 4, 20, 1
+        n_models, iterations, repeats, candidate_rows = 4, 20, 1, 2000
     meta = {"quick": args.quick, "n_rows": len(X), "n_models": n_models,
             "iterations": iterations, "repeats": repeats, "seed": 0,
             "load_before": round(os.getloadavg()[0], 2)}
     rows = run(X, np.asarray(y), n_models=n_models, iterations=iterations, repeats=repeats,
-               log=print)
+               log=print, candidate_rows=candidate_rows)
     meta["load_after"] = round(os.getloadavg()[0], 2)
     _common.write_results("scaling", {"config": meta, "rows": rows}, markdown(rows, meta))
     return 0
