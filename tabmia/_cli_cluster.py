@@ -38,7 +38,7 @@ def cluster_backend(address: str | None) -> Iterator[None]:
         try:
             ray.init(address=None if address == "ray" else address, log_to_driver=False,
                      ignore_reinit_error=True)
-        except Exception as exc:  # noqa: BLE001 - whatever ray raises on a bad address
+        except Exception as exc:  # whatever ray raises on a bad address
             raise UsageError(f"--cluster {address}: cannot connect: {first_line(exc)}") from exc
         register_ray()
         try:

@@ -23,8 +23,8 @@ from sklearn.utils import gen_batches
 
 from tabmia._rows import n_rows, take_rows
 
-__all__ = ["parse_memory", "total_memory", "resolve_max_memory", "record_bytes",
-           "chunk_bounds"]
+__all__ = ["chunk_bounds", "parse_memory", "record_bytes", "resolve_max_memory",
+           "total_memory"]
 
 # decimal and binary units alike, the way people write them ("8GB", "8G", "8GiB")
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}

@@ -16,6 +16,7 @@ after another in this process, bit for bit.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -47,19 +48,11 @@ def _score_chunk(
 ) -> np.ndarray:
     """One task: every model's statistic on the records ``X``, ``(n_models, n)`` float32."""
     out = np.empty((len(box.models), n_rows(X)), dtype=np.float32)
-    limits = threadpool_limits(limits=threads) if threads is not None else _nothing()
+    limits = threadpool_limits(limits=threads) if threads is not None else nullcontext()
     with limits:
         for k, model in enumerate(box.models):  # a loop over models, on one chunk
             out[k] = _statistic_row(model, X, y_idx, classes, statistic)
     return out
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
 
 
 def score_models(
