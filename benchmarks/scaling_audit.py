@@ -2,12 +2,14 @@
 
 Part 1 -- size. A credit-shaped synthetic data set (:func:`credit_like`: the 23 columns of
 the Taiwan credit-default data, categorical sex / education / marriage, a ~22% default
-rate from a noisy logistic rule) of 10^4, 10^5 and 10^6 records. Half trains a CatBoost
-target (the ``catboost`` recipe: one-hot encoding, 300 iterations), the other half is the
-population; then, in this process,
+rate from a noisy logistic rule) of 10^4, 10^5 and 10^6 records (``--sizes ... 10000000``
+for 10^7). Half trains a CatBoost target (the ``catboost`` recipe: one-hot encoding, 300
+iterations), the other half is the population, both written as parquet (``--format
+csv`` for CSV); then, in this process,
 
-    tabmia audit --model-file target.joblib --train train.csv --population population.csv \\
-        --label default --recipe catboost --attacks loss,lira,rmia --n-shadow 16
+    tabmia audit --model-file target.joblib --train train.parquet \\
+        --population population.parquet --label default --recipe catboost \\
+        --attacks loss,lira,rmia,quantile --n-shadow 16
 
 runs with the default ``--n-jobs`` (every core). Phases are marked by wrapping each
 attack's ``fit`` and ``decision_function``; the memory of this process and of its joblib
@@ -19,10 +21,15 @@ with ``--n-jobs 1`` and ``--n-jobs 2``: the shadow phase (LiRA's ``fit``: 16 MLP
 trained batched, one network per job), and the same command with ``--device cuda`` on a
 machine without a GPU (its ``tabmia: note:`` line is recorded).
 
+Part 3 -- profile (``--profile N``): the same audit of N records once more under cProfile;
+the functions that took the most time (their own time, and with what they call) are
+listed per phase of the audit, to find what grows faster than the records.
+
 Run: ``python -m benchmarks.scaling_audit`` (``--sizes 10000 100000`` for fewer sizes,
 ``--skip-jobs`` / ``--skip-sizes`` for one part, ``--quick`` for a smoke run, ``--out DIR``
 to write elsewhere). Timings need an otherwise idle machine; the load average is
-recorded.
+recorded. A 10^7-record audit needs about 10 GB of disk for its inputs and hours on 2
+cores: run it under ``timeout``.
 """
 
 from __future__ import annotations
@@ -141,7 +148,7 @@ def memory_mb() -> float:
 @contextlib.contextmanager
 def attack_phases(recorder: PhaseRecorder, seen: dict[str, Any]):
     """Mark each attack's ``fit`` and ``decision_function`` as a phase (outermost call)."""
-    from tabmia.attacks import LiRAAttack, LossAttack, RMIAAttack
+    from tabmia.attacks import LiRAAttack, LossAttack, QuantileAttack, RMIAAttack
 
     saved = []
     depth = {"n": 0}
@@ -167,7 +174,8 @@ def attack_phases(recorder: PhaseRecorder, seen: dict[str, Any]):
 
         setattr(cls, method, wrapper)
 
-    for cls, name in ((LossAttack, "loss"), (LiRAAttack, "lira"), (RMIAAttack, "rmia")):
+    for cls, name in ((LossAttack, "loss"), (LiRAAttack, "lira"), (RMIAAttack, "rmia"),
+                      (QuantileAttack, "quantile")):
         wrap(cls, "fit", f"{name}: fit")
         wrap(cls, "decision_function", f"{name}: score")
     import tabmia.audit as audit
@@ -205,31 +213,47 @@ def run_cli(argv: list[str], recorder: PhaseRecorder, seen: dict[str, Any]) -> t
 
 
 # ----------------------------------------------------------------- part 1
-def size_case(n: int, n_shadow: int, folder: Path, log: Callable[[str], None]) -> dict[str, Any]:
+def write_inputs(n: int, folder: Path, fmt: str) -> tuple[Path, Path]:
+    """The records of :func:`credit_like`, half training (members) and half population."""
+    data = credit_like(n, seed=0)
+    paths = []
+    for name, part in (("train", data.iloc[: n // 2]), ("population", data.iloc[n // 2:])):
+        path = folder / f"{name}.{fmt}"
+        if fmt == "parquet":
+            part.to_parquet(path, index=False)
+        else:
+            part.to_csv(path, index=False)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def audit_argv(folder: Path, train: Path, population: Path, attacks: str, n_shadow: int
+               ) -> list[str]:
+    return ["audit", "--model-file", str(folder / "target.joblib"), "--train", str(train),
+            "--population", str(population), "--label", "default", "--recipe", "catboost",
+            "--attacks", attacks, "--n-shadow", str(n_shadow), "--quiet",
+            "--out", str(folder / "out")]
+
+
+def size_case(n: int, n_shadow: int, folder: Path, log: Callable[[str], None], *,
+              fmt: str = "parquet", attacks: str = "loss,lira,rmia,quantile") -> dict[str, Any]:
     import joblib
 
     from tabmia.recipes import make_model
 
     load_before = os.getloadavg()
     with PhaseRecorder() as rec:
-        rec.enter("setup: make data, write CSVs")
-        data = credit_like(n, seed=0)
-        train, population = data.iloc[: n // 2], data.iloc[n // 2:]
-        train.to_csv(folder / "train.csv", index=False)
-        population.to_csv(folder / "population.csv", index=False)
+        rec.enter("setup: make data, write inputs")
+        train, population = write_inputs(n, folder, fmt)
         rec.enter("setup: train the target (catboost recipe)")
-        X_train = train.drop(columns="default")
-        target = make_model("catboost", X_train).fit(X_train, train["default"])
+        members = pd.read_parquet(train) if fmt == "parquet" else pd.read_csv(train)
+        X_train = members.drop(columns="default")
+        target = make_model("catboost", X_train).fit(X_train, members["default"])
         joblib.dump(target, folder / "target.joblib")
-        del data, train, population, X_train, target
+        del members, X_train, target
         rec.enter("read and check inputs")  # until audit_model starts
         seen: dict[str, Any] = {}
-        code, err = run_cli(
-            ["audit", "--model-file", str(folder / "target.joblib"),
-             "--train", str(folder / "train.csv"), "--population", str(folder / "population.csv"),
-             "--label", "default", "--recipe", "catboost", "--attacks", "loss,lira,rmia",
-             "--n-shadow", str(n_shadow), "--quiet", "--out", str(folder / "out")],
-            rec, seen)
+        code, err = run_cli(audit_argv(folder, train, population, attacks, n_shadow), rec, seen)
     if code != 0:
         raise SystemExit(f"tabmia audit failed on {n} records:\n{err}")
     phases = rec.table()
@@ -238,11 +262,60 @@ def size_case(n: int, n_shadow: int, folder: Path, log: Callable[[str], None]) -
     peak = max(p["peak_mb"] for k, p in phases.items() if not k.startswith("setup:"))
     log(f"  {n:,} records: {total:.0f} s, peak {peak:.0f} MB")
     return {"records": n, "members": n // 2, "population": n - n // 2, "n_shadow": n_shadow,
+            "format": fmt, "attacks": attacks,
             "phases": phases, "total_s": total,
             "peak_mb": max(p["peak_mb"] for k, p in phases.items() if not k.startswith("setup:")),
             "shadow_jobs": seen,
             "load_before": load_before, "load_after": os.getloadavg(),
             "notes": [line for line in err.splitlines() if line.startswith("tabmia:")]}
+
+
+def profile_case(n: int, n_shadow: int, folder: Path, log: Callable[[str], None], *,
+                 fmt: str, attacks: str, top: int = 12) -> dict[str, Any]:
+    """One more audit of ``n`` records under cProfile: the costliest functions per phase."""
+    import cProfile
+    import pstats
+
+    import joblib
+
+    from tabmia.recipes import make_model
+
+    train, population = write_inputs(n, folder, fmt)
+    members = pd.read_parquet(train) if fmt == "parquet" else pd.read_csv(train)
+    X_train = members.drop(columns="default")
+    joblib.dump(make_model("catboost", X_train).fit(X_train, members["default"]),
+                folder / "target.joblib")
+    del members, X_train
+    load_before = os.getloadavg()
+    profiler = cProfile.Profile()
+    seen: dict[str, Any] = {}
+    with PhaseRecorder() as rec:
+        rec.enter("read and check inputs")
+        profiler.enable()
+        try:
+            code, err = run_cli(audit_argv(folder, train, population, attacks, n_shadow),
+                                rec, seen)
+        finally:
+            profiler.disable()
+    if code != 0:
+        raise SystemExit(f"tabmia audit failed on {n} records under the profiler:\n{err}")
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (file, line, func), (_cc, calls, own, cum, _callers) in stats.stats.items():
+        if "/tabmia/" not in file and own < 0.5:  # tabmia's own, and any heavy library call
+            continue
+        where = file.split("/tabmia/")[-1] if "/tabmia/" in file else Path(file).name
+        rows.append({"function": f"{where}:{line}({func})", "calls": calls,
+                     "own_s": own, "cumulative_s": cum, "file": file})
+    by_own = sorted(rows, key=lambda r: -r["own_s"])[:top]
+    by_cum = sorted((r for r in rows if "/tabmia/" in r["file"]),
+                    key=lambda r: -r["cumulative_s"])[:2 * top]
+    log(f"  profiled {n:,} records")
+    for r in rows:
+        r.pop("file")
+    return {"records": n, "phases": rec.table(), "by_own_time": by_own,
+            "by_cumulative_time": by_cum, "load_before": load_before,
+            "load_after": os.getloadavg()}
 
 
 def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -319,8 +392,9 @@ def _markdown(p: dict[str, Any]) -> str:
         "## tabmia audit on a credit-shaped data set: time and peak memory per phase",
         "",
         "Synthetic Taiwan-credit-shaped records (23 columns, 3 categorical, ~22% defaults); "
-        "half train the CatBoost target (`catboost` recipe), half are the population. "
-        "`tabmia audit --model-file ... --recipe catboost --attacks loss,lira,rmia "
+        "half train the CatBoost target (`catboost` recipe), half are the population, "
+        f"written as {p.get('format', 'csv')}. "
+        f"`tabmia audit --model-file ... --recipe catboost --attacks {p.get('attacks', 'loss,lira,rmia')} "
         f"--n-shadow {p['n_shadow']}` with the default `--n-jobs`, in one process. Peak "
         "memory: resident set of this process plus its joblib workers, summed (shared "
         "library pages counted once per process, and what the setup left in this "
@@ -377,6 +451,23 @@ def _markdown(p: dict[str, Any]) -> str:
             lines.append(f"| `{r['command']}` | {r['shadow_phase_s']:.1f} | {r['shadow_jobs']} "
                          f"| {speed} | {r['peak_mb']:,.0f} | {notes} | "
                          f"{r['load_before'][0]:.1f} / {r['load_after'][0]:.1f} |")
+    prof = p.get("profile")
+    if prof:
+        lines += ["", f"## Where the time goes: cProfile of the audit at {prof['records']:,} "
+                  "records", "",
+                  "The same audit once more under cProfile (which slows Python-level code, "
+                  "so these seconds run above the table's). It sees this process only: the "
+                  "models' training and scoring in joblib's workers show up as waiting "
+                  "(`time.sleep`, lock waits). Load average before / after: "
+                  f"{prof['load_before'][0]:.1f} / {prof['load_after'][0]:.1f}.", "",
+                  "| function (own time: not counting what it calls) | calls | own s | "
+                  "with callees s |", "|---|---:|---:|---:|"]
+        lines += [f"| `{r['function']}` | {r['calls']:,} | {r['own_s']:.1f} | "
+                  f"{r['cumulative_s']:.1f} |" for r in prof["by_own_time"]]
+        lines += ["", "| tabmia function (with what it calls) | calls | with callees s |",
+                  "|---|---:|---:|"]
+        lines += [f"| `{r['function']}` | {r['calls']:,} | {r['cumulative_s']:.1f} |"
+                  for r in prof["by_cumulative_time"]]
     if p.get("kept_from_earlier_run"):
         lines += ["", "Parts kept from an earlier run of this script (`--skip-...`): "
                   + ", ".join(p["kept_from_earlier_run"]) + "."]
@@ -394,7 +485,8 @@ def _keep_skipped_part(payload: dict[str, Any]) -> None:
     if not path.exists():
         return
     before = json.loads(path.read_text())
-    for keys in (("sizes", "growth", "n_shadow"), ("jobs", "worker_startup_s")):
+    for keys in (("sizes", "growth", "n_shadow", "format", "attacks"), ("jobs", "worker_startup_s"),
+                 ("profile",)):
         if keys[0] not in payload and keys[0] in before:
             payload.update({k: before[k] for k in keys if k in before})
             payload.setdefault("kept_from_earlier_run", []).append(keys[0])
@@ -404,6 +496,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--n-shadow", type=int, default=16)
+    parser.add_argument("--format", choices=("parquet", "csv"), default="parquet")
+    parser.add_argument("--attacks", default="loss,lira,rmia,quantile")
+    parser.add_argument("--profile", type=int, default=None, metavar="N",
+                        help="also profile one audit of N records (cProfile)")
     parser.add_argument("--skip-sizes", action="store_true")
     parser.add_argument("--skip-jobs", action="store_true")
     parser.add_argument("--quick", action="store_true",
@@ -417,7 +513,8 @@ def main(argv: list[str] | None = None) -> None:
         args.sizes, args.n_shadow = [2_000, 10_000], 4
     load_start = os.getloadavg()
     payload: dict[str, Any] = {"quick": args.quick, "n_shadow": args.n_shadow,
-                               "cores": os.cpu_count()}
+                               "cores": os.cpu_count(), "format": args.format,
+                               "attacks": args.attacks}
     with tempfile.TemporaryDirectory(prefix="tabmia-scaling-") as tmp:
         if not args.skip_sizes:
             payload["sizes"] = []
@@ -425,8 +522,15 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"size {n:,} ...", flush=True)
                 folder = Path(tmp) / str(n)
                 folder.mkdir()
-                payload["sizes"].append(size_case(n, args.n_shadow, folder, print))
+                payload["sizes"].append(size_case(n, args.n_shadow, folder, print,
+                                                  fmt=args.format, attacks=args.attacks))
             payload["growth"] = growth(payload["sizes"])
+        if args.profile:
+            print(f"profile {args.profile:,} ...", flush=True)
+            folder = Path(tmp) / f"profile-{args.profile}"
+            folder.mkdir()
+            payload["profile"] = profile_case(args.profile, args.n_shadow, folder, print,
+                                              fmt=args.format, attacks=args.attacks)
         if not args.skip_jobs:
             print("Adult, mlp, lira: --n-jobs 1 vs 2 ...", flush=True)
             payload["worker_startup_s"], payload["jobs"] = jobs_case(

@@ -40,6 +40,7 @@ def audit_model(
     random_state: Any = 0,
     verbose: bool = False,
     fpr_fallback: bool = False,
+    check_plausibility: bool = True,
 ) -> ExperimentResult:
     """Run attacks against a fitted model on its own training records.
 
@@ -64,6 +65,10 @@ def audit_model(
         An attack whose calibration records cannot promise its ``fpr`` aims at the
         smallest FPR they can promise instead of raising (see
         :func:`tabmia.experiment.run_attacks`).
+    check_plausibility : bool, default=True
+        Run :func:`tabmia.plausibility.check_inputs` on the records first (one query of
+        the model on each) and warn of what it finds; False where the caller has just
+        run it (``tabmia audit`` does, to report a model that fails on the records).
 
     The game is one :class:`~tabmia.experiment.MembershipRound`, played as every
     runner plays its seeds. Shadow and reference models are trained on as many records as the model was (the
@@ -133,8 +138,9 @@ def audit_model(
     # an int seed gives the label test's Monte Carlo tables the same draws as a CLI
     # pre-check with that seed, so both report one message
     check_seed = random_state if isinstance(random_state, (int, np.integer)) else 0
-    findings = check_inputs(target, X_train, y_train, X_population, y_population,
-                            random_state=check_seed)
+    findings = (check_inputs(target, X_train, y_train, X_population, y_population,
+                             random_state=check_seed)
+                if check_plausibility else [])
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------

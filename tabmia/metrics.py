@@ -358,25 +358,38 @@ def bootstrap_auc_interval(
     pos, neg = s[m], s[~m]
     order = np.argsort(neg, kind="stable")
     neg_sorted = neg[order]
+    # the members in score order too, so that the look-ups below run through memory in
+    # order (a random gather per member was most of a resample's time)
+    pos_order = np.argsort(pos, kind="stable")
     # non-members strictly below / at most each member's score, as positions in neg_sorted
-    below = np.searchsorted(neg_sorted, pos, side="left")
-    at_most = np.searchsorted(neg_sorted, pos, side="right")
+    below = np.searchsorted(neg_sorted, pos[pos_order], side="left")
+    at_most = np.searchsorted(neg_sorted, pos[pos_order], side="right")
+    ties = not np.array_equal(below, at_most)
+    cum = np.zeros(neg.size + 1, dtype=np.int64)
     values = np.empty(n_bootstraps)
     for b in range(n_bootstraps):  # loop over resamples, not records
-        w_pos = np.bincount(rng.randint(0, pos.size, pos.size), minlength=pos.size)
+        w_pos = np.bincount(rng.randint(0, pos.size, pos.size), minlength=pos.size)[pos_order]
         w_neg = np.bincount(rng.randint(0, neg.size, neg.size), minlength=neg.size)[order]
-        values[b] = _weighted_auc(w_pos, w_neg, below, at_most)
+        np.cumsum(w_neg, out=cum[1:])
+        values[b] = _weighted_auc(w_pos, cum, below, at_most if ties else None)
     a = (1.0 - confidence) / 2.0
     return float(np.quantile(values, a)), float(np.quantile(values, 1.0 - a))
 
 
-def _weighted_auc(w_pos: np.ndarray, w_neg_sorted: np.ndarray, below: np.ndarray,
-                  at_most: np.ndarray) -> float:
-    """AUC of members drawn ``w_pos`` times against non-members drawn ``w_neg_sorted``
-    times (in ascending score order); ties count one half."""
-    cum = np.concatenate(([0], np.cumsum(w_neg_sorted)))
-    wins = cum[below] + 0.5 * (cum[at_most] - cum[below])
-    return float(np.dot(w_pos, wins) / (w_pos.sum() * cum[-1]))
+def _weighted_auc(w_pos: np.ndarray, cum: np.ndarray, below: np.ndarray,
+                  at_most: np.ndarray | None) -> float:
+    """AUC of members drawn ``w_pos`` times against non-members whose draws, in ascending
+    score order, add up to ``cum`` (``cum[j]``: draws of the ``j`` lowest); ties count one
+    half (``at_most`` None: there are none).
+
+    In integers: member wins and half-wins are counts, so the sums are exact and do
+    not depend on the order they are added in.
+    """
+    if at_most is None:
+        wins = float(np.dot(w_pos, cum[below]))
+    else:
+        wins = 0.5 * float(np.dot(w_pos, cum[below] + cum[at_most]))
+    return wins / (int(w_pos.sum()) * int(cum[-1]))
 
 
 # ------------------------------------------------------------------ DP bounds

@@ -128,5 +128,11 @@ def test_bootstrap_auc_uses_the_resampled_records_auc():
         ip, ineg = rng.randint(0, 300, 300), rng.randint(0, 500, 500)
         w_pos = np.bincount(ip, minlength=300)
         w_neg = np.bincount(ineg, minlength=500)[order]
+        cum = np.r_[0, np.cumsum(w_neg)]
         expected = roc_auc_score(np.r_[np.ones(300), np.zeros(500)], np.r_[pos[ip], neg[ineg]])
-        assert M._weighted_auc(w_pos, w_neg, below, at_most) == pytest.approx(expected, abs=1e-12)
+        assert M._weighted_auc(w_pos, cum, below, at_most) == pytest.approx(expected, abs=1e-12)
+        # without ties between the groups, the half-wins drop out
+        moved = np.searchsorted(neg[order], pos + 0.05, side="left")
+        expected = roc_auc_score(np.r_[np.ones(300), np.zeros(500)],
+                                 np.r_[pos[ip] + 0.05, neg[ineg]])
+        assert M._weighted_auc(w_pos, cum, moved, None) == pytest.approx(expected, abs=1e-12)

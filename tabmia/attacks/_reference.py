@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
@@ -44,9 +45,12 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia._estimators import clone_recipe, recipe_of
+from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory
 from tabmia.attacks._tags import membership_tags
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.shadow._design import draw_record_in_masks
+from tabmia.shadow._schedule import plan_jobs
+from tabmia.shadow._training import _chunk_rows
 from tabmia.shadow.fitting import fit_population
 from tabmia.shadow.moments import masked_moments
 from tabmia.shadow.pool import PoolIndex, record_keys
@@ -70,7 +74,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
     """Attack whose statistic compares the target with models trained on public records.
 
     Subclasses keep ``calibration_share``, ``shadow_train_size``, ``n_jobs``,
-    ``cache_dir`` and ``verbose`` among their constructor parameters; this class
+    ``max_memory``, ``cache_dir`` and ``verbose`` among their constructor parameters; this class
     validates them, holds calibration records out when ``calibration_share > 0``,
     resolves the models' share of the pool (:meth:`_resolve_pkeep`) and trains the
     population (:meth:`_fit_population`). After :meth:`_index_pool` and
@@ -102,6 +106,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
             Interval(Real, 0, 1, closed="neither"),
         ],
         "n_jobs": [Integral, None],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "cache_dir": [str, os.PathLike, None],
         "verbose": ["verbose"],
     }
@@ -112,8 +117,8 @@ class ReferenceModelAttack(BaseMembershipAttack):
         m.reports_model_size = True
         # the target's training-set size, unless the user sized the models
         m.train_size_param = "shadow_train_size" if self.shadow_train_size is None else None
-        m.runner_settings |= {"n_jobs", "cache_dir", "verbose"}
-        m.run_params |= {"n_jobs", "cache_dir", "verbose"}
+        m.runner_settings |= {"n_jobs", "max_memory", "cache_dir", "verbose"}
+        m.run_params |= {"n_jobs", "max_memory", "cache_dir", "verbose"}
         return tags
 
     # ------------------------------------------------------------- calibration
@@ -131,6 +136,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
         return n, f"the {n} public records, each scored by the models that did not train on it"
 
     def _fit_public(self, X: Any, y: np.ndarray) -> None:
+        resolve_max_memory(self.max_memory)  # a bad size is refused before any training
         self.calibration_index_ = np.empty(0, dtype=np.int64)
         self._calibration_records = None
         if not self._holds_out():
@@ -278,7 +284,9 @@ class ReferenceModelAttack(BaseMembershipAttack):
     def _reference_statistics(self, X: Any, y: np.ndarray) -> np.ndarray:
         """Every model's score on records ``(X, y)``, shape ``(n_models, n)``."""
         y_raw = self.target_.classes_[y]
-        return self.population_.statistics(X, y_raw).astype(np.float64)
+        # half the budget: the other half holds this process's chunk (_moments_while)
+        budget = resolve_max_memory(self.max_memory) // 2
+        return self.population_.statistics(X, y_raw, max_memory=budget).astype(np.float64)
 
     def _outside_out_masks(self, X: Any, y: np.ndarray) -> np.ndarray:
         """Which models score each record outside the pool, shape ``(n_models, n)``.
@@ -286,12 +294,14 @@ class ReferenceModelAttack(BaseMembershipAttack):
         Records held out for calibration, and candidates scored against them, are
         scored by every model; otherwise by an OUT set drawn like a pool record's.
         """
+        return self._outside_masks_of(record_keys(X, y))
+
+    def _outside_masks_of(self, keys: np.ndarray) -> np.ndarray:
+        """:meth:`_outside_out_masks` of records given by their :func:`record_keys`."""
         n_models = self.in_masks_.shape[0]
         if self.calibration_index_.size:
-            return np.ones((n_models, len(y)), dtype=bool)
-        return ~draw_record_in_masks(
-            record_keys(X, y), n_models, pkeep=self.pkeep_, seed=self._outside_seed
-        )
+            return np.ones((n_models, keys.size), dtype=bool)
+        return ~draw_record_in_masks(keys, n_models, pkeep=self.pkeep_, seed=self._outside_seed)
 
     def out_model_masks(self, X: Any, y: Any) -> np.ndarray:
         """Which models score each record as models that did not train on it.
@@ -340,7 +350,31 @@ class ReferenceModelAttack(BaseMembershipAttack):
         found : ndarray of bool of shape (n,)
             The record's moments come from the pool.
         """
-        pos = self._pool.lookup(X, y)
+        mom, found, _ = self._moments_while(X, y, None, need_out=need_out)
+        return mom, found
+
+    def _moments_while(
+        self, X: Any, y: np.ndarray, during: Callable[[], Any] | None, *,
+        need_out: bool = True,
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, Any]:
+        """:meth:`_candidate_moments`, and ``during()`` run while the models score.
+
+        ``during`` is the attack's query of the target on the same records: with the
+        models' scoring on parallel jobs it runs in a thread of this process meanwhile
+        (the two are independent and deterministic, so the order changes nothing).
+        The records outside the pool are scored in chunks whose size follows
+        ``max_memory`` (:mod:`tabmia._memory`), each chunk's moments kept and its
+        statistics dropped.
+
+        Returns
+        -------
+        moments, found
+            As :meth:`_candidate_moments`.
+        result
+            What ``during()`` returned (None without it).
+        """
+        keys = record_keys(X, y)
+        pos = self._pool.positions(keys)
         found = pos >= 0
         if need_out:
             found &= self._moments["c_out"][np.maximum(pos, 0)] > 0
@@ -349,14 +383,63 @@ class ReferenceModelAttack(BaseMembershipAttack):
         for k, v in self._moments.items():
             mom[k][found] = v[pos[found]]
         miss = np.flatnonzero(~found)
-        if miss.size:
-            X_miss, y_miss = take_rows(X, miss), y[miss]
-            stats = self._reference_statistics(X_miss, y_miss)
-            c, mu, ssd = masked_moments(stats, self._outside_out_masks(X_miss, y_miss))
-            mom["c_out"][miss], mom["mu_out"][miss], mom["ssd_out"][miss] = c, mu, ssd
-            if "c_in" in mom:
-                mom["c_in"][miss], mom["mu_in"][miss], mom["ssd_in"][miss] = 0, np.nan, 0.0
-        return mom, found
+        if "c_in" in mom:
+            mom["c_in"][miss], mom["mu_in"][miss], mom["ssd_in"][miss] = 0, np.nan, 0.0
+        budget = resolve_max_memory(self.max_memory)
+        n_models = self.in_masks_.shape[0]
+        # per record in this process: its copy, the models' float32 and float64 scores
+        # and their clipped copy, the OUT mask, the moments' temporaries
+        row_bytes = record_bytes(X) + n_models * (4 + 8 + 8 + 1 + 24)
+        # whole batches of the models' own, so that chunking leaves their inputs as
+        # they were (results of BLAS-based models depend on the batch)
+        batch = _chunk_rows(len(self.target_.classes_))
+        with _Alongside(during, self._parallel_scoring(miss.size)) as side:
+            for sl in chunk_bounds(miss.size, row_bytes, budget // 2, multiple=batch):
+                rows = miss[sl]  # a loop over chunks of records
+                stats = self._reference_statistics(take_rows(X, rows), y[rows])
+                c, mu, ssd = masked_moments(stats, self._outside_masks_of(keys[rows]))
+                mom["c_out"][rows], mom["mu_out"][rows], mom["ssd_out"][rows] = c, mu, ssd
+        return mom, found, side.result
+
+    def _parallel_scoring(self, n: int) -> bool:
+        """Whether the models score ``n`` records on more than one job."""
+        pop = getattr(self, "population_", None)
+        if pop is None or n == 0:
+            return False
+        plan = plan_jobs(pop.estimator_, pop.n_jobs, n)
+        return plan.n_jobs > 1 and not plan.gpus  # GPU models score in this process
+
+
+class _Alongside:
+    """Run ``func`` in a thread while the block runs (in line first without ``thread``);
+    ``result`` holds what it returned once the block has ended."""
+
+    def __init__(self, func: Callable[[], Any] | None, thread: bool) -> None:
+        self.func, self.thread, self.result = func, thread, None
+        self._future: Any = None
+        self._pool: Any = None
+
+    def __enter__(self) -> _Alongside:
+        if self.func is None:
+            return self
+        if not self.thread:
+            self.result = self.func()
+            return self
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(max_workers=1)
+        self._future = self._pool.submit(self.func)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._pool is None:
+            return
+        try:
+            result = self._future.result()  # its error, if any, is raised here
+        finally:
+            self._pool.shutdown(wait=True)
+        if exc[0] is None:
+            self.result = result
 
 
 def _split_calibration(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -111,6 +111,11 @@ class CalibratedAttack(ReferenceModelAttack):
         candidate (exactly split-conformal; the models then train on fewer records).
     n_jobs : int, default=None
         Parallel jobs for training reference models (joblib).
+    max_memory : int or str, default=None
+        Memory that scoring candidates may hold at once: the records outside the pool
+        are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
+        this machine's memory such as ``"25%"``; None: half of this machine's memory).
+        Results do not depend on it.
     cache_dir : str or path, default=None
         Cache of the reference population (``calibration="reference"``).
     verbose : bool, default=False
@@ -190,6 +195,7 @@ class CalibratedAttack(ReferenceModelAttack):
         shadow_train_size: Any = None,
         calibration_share: float = 0.0,
         n_jobs: int | None = None,
+        max_memory: Any = None,
         cache_dir: Any = None,
         verbose: bool = False,
         threshold_goal: str = "fpr",
@@ -211,6 +217,7 @@ class CalibratedAttack(ReferenceModelAttack):
         self.shadow_train_size = shadow_train_size
         self.calibration_share = calibration_share
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
         self.cache_dir = cache_dir
         self.verbose = verbose
         self.threshold_goal = threshold_goal
@@ -364,4 +371,5 @@ class CalibratedAttack(ReferenceModelAttack):
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "reference_scores_")
-        return self._target_scores(X, y) - self._candidate_moments(X, y)[0]["mu_out"]
+        mom, _, target = self._moments_while(X, y, lambda: self._target_scores(X, y))
+        return target - mom["mu_out"]

@@ -148,6 +148,11 @@ class LiRAAttack(ReferenceModelAttack):
         Online LiRA calibrates on ``known_nonmembers`` and ignores it.
     n_jobs : int, default=None
         Parallel jobs for training shadows (joblib).
+    max_memory : int or str, default=None
+        Memory that scoring candidates may hold at once: the records outside the pool
+        are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
+        this machine's memory such as ``"25%"``; None: half of this machine's memory).
+        Results do not depend on it.
     cache_dir : str or path, default=None
         Folder where the shadow population is cached (a sub-folder per pool and
         statistic; see :class:`tabmia.shadow.ShadowPopulation`): a re-run with the
@@ -288,6 +293,7 @@ class LiRAAttack(ReferenceModelAttack):
         shadow_train_size: Any = None,
         calibration_share: float = 0.0,
         n_jobs: int | None = None,
+        max_memory: Any = None,
         cache_dir: Any = None,
         verbose: bool = False,
         threshold_goal: str = "fpr",
@@ -308,6 +314,7 @@ class LiRAAttack(ReferenceModelAttack):
         self.shadow_train_size = shadow_train_size
         self.calibration_share = calibration_share
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
         self.cache_dir = cache_dir
         self.verbose = verbose
         self.threshold_goal = threshold_goal
@@ -539,8 +546,10 @@ class LiRAAttack(ReferenceModelAttack):
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         check_is_fitted(self, "population_")
-        t = self._clipped(self._raw_target_statistic(X, y)[0])
-        mom, found = self._candidate_moments(X, y, need_out=False)
+        mom, found, raw = self._moments_while(
+            X, y, lambda: self._raw_target_statistic(X, y)[0], need_out=False
+        )
+        t = self._clipped(raw)
         var_out = self._record_var(mom["ssd_out"], mom["c_out"], self.global_var_out_)
         if not self.online:
             return offline_score(t, mom["mu_out"], var_out, mom["c_out"])

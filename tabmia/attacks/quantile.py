@@ -18,6 +18,7 @@ from scipy import stats
 from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory
 from tabmia._records import fold_hashes
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
@@ -43,6 +44,9 @@ DEFAULT_CATBOOST_PARAMS: dict[str, Any] = {
     "iterations": 300,
 }
 
+#: Copies of a chunk of candidates alive while it is scored: the slice, the regressor's
+#: input table built from it, and CatBoost's own pool of that table.
+_RECORD_COPIES = 3
 _RESERVED = ("loss_function", "random_seed", "random_state", "verbose", "task_type", "devices",
              "thread_count")
 
@@ -151,6 +155,11 @@ class QuantileAttack(BaseMembershipAttack):
     n_jobs : int, default=None
         CatBoost threads; None uses all cores (CatBoost's default). Results do not
         depend on it.
+    max_memory : int or str, default=None
+        Memory that scoring candidates may hold at once: candidates are scored in
+        chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of this machine's
+        memory such as ``"25%"``; None: half of this machine's memory). Results do not
+        depend on it.
     device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
         Where CatBoost trains, in tabmia's one device vocabulary
         (:func:`tabmia._device.resolve_device_name`; ``"gpu"`` is accepted as the old
@@ -225,6 +234,7 @@ class QuantileAttack(BaseMembershipAttack):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "params": [None, dict],
         "n_jobs": [None, Integral],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
         "device": [str],  # the vocabulary is checked by resolve_device_name in fit
     }
 
@@ -240,6 +250,7 @@ class QuantileAttack(BaseMembershipAttack):
         cv: int = 5,
         params: dict[str, Any] | None = None,
         n_jobs: int | None = None,
+        max_memory: Any = None,
         device: str = "auto",
         threshold_goal: str = "fpr",
         fpr: float = 0.01,
@@ -258,6 +269,7 @@ class QuantileAttack(BaseMembershipAttack):
         self.cv = cv
         self.params = params
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
         self.device = device
         self.threshold_goal = threshold_goal
         self.fpr = fpr
@@ -273,8 +285,8 @@ class QuantileAttack(BaseMembershipAttack):
     def __sklearn_tags__(self) -> Any:  # noqa: D105
         tags = super().__sklearn_tags__()
         m = tags.membership_tags
-        m.runner_settings |= {"n_jobs", "device"}  # of its regressors
-        m.run_params |= {"n_jobs", "device"}
+        m.runner_settings |= {"n_jobs", "device", "max_memory"}  # of its regressors
+        m.run_params |= {"n_jobs", "device", "max_memory"}
         return tags
 
     # ------------------------------------------------------------------ scores
@@ -406,6 +418,7 @@ class QuantileAttack(BaseMembershipAttack):
 
     # -------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
+        resolve_max_memory(self.max_memory)  # a bad size is refused before any training
         self._check_settings()
         s = self._target_scores(X, y)
         if not np.all(np.isfinite(s)):
@@ -462,8 +475,15 @@ class QuantileAttack(BaseMembershipAttack):
         return raw
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
-        s = self._target_scores(X, y)
-        return self._decision(s, self._raw_candidates(X, y))
+        # in chunks that fit max_memory, of whole target batches (a model's outputs may
+        # depend on the batch they came in); every record's score depends on it alone
+        out = np.empty(n_rows(X), dtype=np.float64)
+        row_bytes = _RECORD_COPIES * record_bytes(X) + 8 * (4 + 2 * self.alphas_.size)
+        for sl in chunk_bounds(out.size, row_bytes, resolve_max_memory(self.max_memory),
+                               multiple=self.target_.batch_size):
+            X_c, y_c = take_rows(X, sl), y[sl]  # a loop over chunks of records
+            out[sl] = self._decision(self._target_scores(X_c, y_c), self._raw_candidates(X_c, y_c))
+        return out
 
     def score_samples(self, X: Any, y: Any) -> np.ndarray:
         """``-log p`` of each record, ``p`` the one-sided p-value of its score under the

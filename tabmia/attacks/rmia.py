@@ -134,6 +134,11 @@ class RMIAAttack(ReferenceModelAttack):
         candidate (exactly split-conformal; the models then train on fewer records).
     n_jobs : int, default=None
         Parallel jobs for training reference models (joblib).
+    max_memory : int or str, default=None
+        Memory that scoring candidates may hold at once: the records outside the pool
+        are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
+        this machine's memory such as ``"25%"``; None: half of this machine's memory).
+        Results do not depend on it.
     cache_dir : str or path, default=None
         Cache of the reference population (see :class:`tabmia.shadow.ShadowPopulation`).
     verbose : bool, default=False
@@ -230,6 +235,7 @@ class RMIAAttack(ReferenceModelAttack):
         shadow_train_size: Any = None,
         calibration_share: float = 0.0,
         n_jobs: int | None = None,
+        max_memory: Any = None,
         cache_dir: Any = None,
         verbose: bool = False,
         threshold_goal: str = "fpr",
@@ -249,6 +255,7 @@ class RMIAAttack(ReferenceModelAttack):
         self.shadow_train_size = shadow_train_size
         self.calibration_share = calibration_share
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
         self.cache_dir = cache_dir
         self.verbose = verbose
         self.threshold_goal = threshold_goal
@@ -349,8 +356,8 @@ class RMIAAttack(ReferenceModelAttack):
 
     def _log_ratios(self, X: Any, y_idx: np.ndarray) -> np.ndarray:
         """``r_x = log p(x | theta) - log p(x)`` for label indices ``y_idx``."""
-        mean = self._candidate_moments(X, y_idx)[0]["mu_out"]
-        return _log_ratio(self._target_proba(X, y_idx), mean, self.a_)
+        mom, _, p_target = self._moments_while(X, y_idx, lambda: self._target_proba(X, y_idx))
+        return _log_ratio(p_target, mom["mu_out"], self.a_)
 
     def score_samples(self, X: Any, y: Any) -> np.ndarray:
         """Log likelihood ratio ``r_x = log p(x | theta) - log p(x)`` of each record;

@@ -39,6 +39,7 @@ from tabmia.cli._args import (
     add_split_arguments,
     floats,
     given_flags,
+    memory_size,
     names,
     risk_limits,
     settle_fprs,
@@ -141,6 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_arguments(attacks, n_jobs_help="parallel jobs for shadow models (-1: all cores)")
     attacks.add_argument("--threads", type=int, default=None,
                          help="BLAS / OpenMP / CatBoost threads per process (default: the libraries')")
+    attacks.add_argument("--max-memory", type=memory_size, default=None,
+                         help="memory that scoring candidates may hold at once: 8GB, 512MB, 25%% "
+                         "(default: half of this machine's memory); candidates are scored "
+                         "in chunks that fit it, with the same results")
+    attacks.add_argument("--cluster", default=None, metavar="ADDRESS",
+                         help="train and score the shadow / reference models on a cluster: a "
+                         "Dask scheduler (tcp://host:8786) or Ray (ray, ray://host:10001); "
+                         "same scores as on this machine")
     attacks.add_argument("--top-k", type=int, default=20, help="riskiest records listed (default 20)")
     attacks.add_argument("--show-records", action="store_true",
                          help="show the riskiest records' contents in the report (masked by default)")

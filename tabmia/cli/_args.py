@@ -13,8 +13,8 @@ import argparse
 from typing import Any
 
 __all__ = ["Accumulate", "DEFAULT_FPR", "add_command", "add_fpr_arguments", "add_run_arguments",
-           "add_split_arguments", "floats", "fraction_or_count", "given_flags", "names",
-           "risk_limits", "settle_fprs", "warning_names"]
+           "add_split_arguments", "floats", "fraction_or_count", "given_flags", "memory_size",
+           "names", "risk_limits", "settle_fprs", "warning_names"]
 
 #: The FPR each attack's threshold promises unless ``--fpr`` says otherwise.
 DEFAULT_FPR = 0.01
@@ -59,6 +59,16 @@ def given_flags(parser: argparse.ArgumentParser, argv: list[str] | None) -> set[
                         inner.default = argparse.SUPPRESS
     given = vars(parser.parse_args(argv))
     return set(given) - {"command"}
+
+
+def memory_size(text: str) -> int:
+    """``--max-memory``: bytes, a size with a unit (``8GB``) or a share of memory (``25%``)."""
+    from tabmia._memory import parse_memory
+
+    try:
+        return parse_memory(text, name="")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def risk_limits(text: str) -> tuple[Any, ...]:

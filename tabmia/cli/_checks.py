@@ -39,6 +39,7 @@ _ATTACK_FLAGS = {
     "n_references": ("n_reference", "RMIA's / Calibrated's reference models", "rmia"),
     "cache_dir": ("cache_dir", "where shadow / reference models are kept", "lira"),
     "n_jobs": ("n_jobs", "parallel shadow / reference model fits", "lira"),
+    "max_memory": ("max_memory", "the memory that scoring candidates may hold", "lira"),
 }
 # what the model-count settings count, in messages
 _COUNTED = {"n_shadow": "shadow models", "n_reference": "reference models"}

@@ -173,7 +173,10 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
         }
         (tmp_path / "results.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
         (tmp_path / "results.md").write_text(md)
-        result.scores.to_csv(tmp_path / "scores.csv.gz", index=False)
+        # gzip's usual level 6: pandas' level 9 took twice its CPU time for a file 2%
+        # smaller (150,000 scores: 0.93 s against 0.45 s)
+        result.scores.to_csv(tmp_path / "scores.csv.gz", index=False,
+                             compression={"method": "gzip", "compresslevel": 6})
         plot_roc(result.scores, tmp_path / "roc.png",
                  title="ROC (log-log)" + (f", seed 0 of {args.seeds}" if args.seeds > 1 else ""))
         write_html_report(

@@ -155,6 +155,7 @@ def _make_attacks(
     settings: dict[str, Any] = {
         "fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device, "n_shadow": args.n_shadow,
         "n_reference": args.n_references, "verbose": not args.quiet,
+        "max_memory": getattr(args, "max_memory", None),
         "cache_dir": None if args.cache_dir is None else str(args.cache_dir), "recipe": recipe,
     }
     try:  # specs may carry parameters, e.g. lira:n_shadow=64
@@ -371,7 +372,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             target, X_tr, y_tr, X_pop, y_pop, attacks, max_members=args.max_members,
             fprs=args.fprs, gammas=args.gammas, random_state=args.random_state,
             verbose=not args.quiet, fpr_fallback=not args.fpr_given,
-            public_fraction=public_fraction,
+            public_fraction=public_fraction, check_plausibility=False,  # checked above
         )
     split = result.splits[0]
     given = "precomputed predicted labels" if args.train_pred else "precomputed probabilities"
@@ -484,6 +485,7 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
+    from tabmia.cli._cluster import cluster_backend
     from tabmia.exceptions import (
         AuditTooSmallError,
         DuplicateRecordsWarning,
@@ -502,7 +504,8 @@ def run_audit(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         with fpr_fallback_notes() as fallbacks, recorded_warnings(
-                PlausibilityWarning, DuplicateRecordsWarning) as warned:
+                PlausibilityWarning, DuplicateRecordsWarning) as warned, \
+                cluster_backend(getattr(args, "cluster", None)):
             _resolve_device(args)
             if args.train is not None:
                 result, context, records = _own_model(args)

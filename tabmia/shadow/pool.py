@@ -47,5 +47,9 @@ class PoolIndex:
 
     def lookup(self, X: Any, y_idx: np.ndarray) -> np.ndarray:
         """Pool row of each record, -1 where the record is not in the pool."""
-        pos = self._index.get_indexer(record_keys(X, y_idx))
+        return self.positions(record_keys(X, y_idx))
+
+    def positions(self, keys: np.ndarray) -> np.ndarray:
+        """Pool row of each record given by its :func:`record_keys`, -1 where none."""
+        pos = self._index.get_indexer(keys)
         return np.where(pos >= 0, self._first[np.maximum(pos, 0)], -1)

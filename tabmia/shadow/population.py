@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from tabmia._array import ravel_column
 from tabmia._estimators import clone_recipe, clone_unfitted
+from tabmia._memory import resolve_max_memory
 from tabmia.backends import set_device
 from tabmia.scores import SCORE_NAMES
 from tabmia.shadow._cache import _FORMAT, _Cache, _describe, _fingerprint
@@ -34,10 +35,10 @@ from tabmia.shadow._design import (
     record_groups,
 )
 from tabmia.shadow._schedule import plan_jobs
+from tabmia.shadow._scoring import score_models
 from tabmia.shadow._training import (
     _delayed,
     _outputs_chunks,
-    _statistic_row,
     _train_mlp_group,
     _train_one,
 )
@@ -440,8 +441,13 @@ class ShadowPopulation(BaseEstimator):
             )
         return self.models_
 
-    def statistics(self, X: Any, y: Any) -> np.ndarray:
+    def statistics(self, X: Any, y: Any, *, max_memory: Any = None) -> np.ndarray:
         """Score of every kept model on new labelled records.
+
+        The records are scored in chunks, in parallel on the population's ``n_jobs``
+        (joblib's workers, or the cluster of an enclosing ``joblib.parallel_config``),
+        each chunk by every model; the scores do not depend on the chunks or the jobs
+        (:mod:`tabmia.shadow._scoring`).
 
         Parameters
         ----------
@@ -449,6 +455,9 @@ class ShadowPopulation(BaseEstimator):
             Records.
         y : array-like of shape (n,)
             Their labels (in ``classes_``).
+        max_memory : int or str, default=None
+            Memory the chunks scored at once may hold (:func:`tabmia._memory.parse_memory`:
+            bytes, ``"8GB"``, ``"25%"``); None: half of this machine's memory.
 
         Returns
         -------
@@ -460,10 +469,9 @@ class ShadowPopulation(BaseEstimator):
         if y_arr.shape != (n,):
             raise ValueError(f"X has {n} records but y has shape {y_arr.shape}")
         y_idx = encode_labels(y_arr, self.classes_, name="y")
-        out = np.empty((len(models), n), dtype=np.float32)
-        for k, model in enumerate(models):  # a loop over models
-            out[k] = _statistic_row(model, X, y_idx, self.classes_, self.statistic)
-        return out
+        plan = plan_jobs(self.estimator_, self.n_jobs, n)
+        return score_models(models, X, y_idx, self.classes_, self.statistic, plan=plan,
+                            max_memory=resolve_max_memory(max_memory))
 
     def proba(self, X: Any) -> np.ndarray:
         """Class probabilities of every kept model, in ``classes_`` order.

@@ -197,6 +197,11 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
         ``threshold_`` (0: every public record calibrates, scored by its OUT shadows).
     n_jobs : int, default=None
         Parallel jobs for training shadow models.
+    max_memory : int or str, default=None
+        Memory that scoring candidates may hold at once: the records outside the pool
+        are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
+        this machine's memory such as ``"25%"``; None: half of this machine's memory).
+        Results do not depend on it.
     cache_dir : str or path, default=None
         Cache of the shadow population.
     verbose : bool, default=False
@@ -278,6 +283,7 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
         shadow_train_size: Any = None,
         calibration_share: float = 0.0,
         n_jobs: int | None = None,
+        max_memory: Any = None,
         cache_dir: Any = None,
         verbose: bool = False,
         threshold_goal: str = "fpr",
@@ -299,6 +305,7 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
         self.shadow_train_size = shadow_train_size
         self.calibration_share = calibration_share
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
         self.cache_dir = cache_dir
         self.verbose = verbose
         self.threshold_goal = threshold_goal

@@ -1,0 +1,175 @@
+"""A memory budget for scoring many records: how it is written, and how many rows fit in it.
+
+``max_memory`` (the attacks' parameter, ``tabmia audit --max-memory``) is the working
+memory that scoring candidates may hold at once, beyond the records themselves: the
+models' statistics on a chunk of candidates, their masks and moments, and each worker's
+copy of its chunk. It is written as a number of bytes, a size with a unit (``"8GB"``,
+``"512 MiB"``, ``"1.5g"``) or a share of this machine's memory (``"25%"``); None means
+half of this machine's memory.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.utils import gen_batches
+
+from tabmia._rows import n_rows, take_rows
+
+__all__ = ["chunk_bounds", "parse_memory", "record_bytes", "resolve_max_memory",
+           "total_memory"]
+
+# decimal and binary units alike, the way people write them ("8GB", "8G", "8GiB")
+_UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+_PATTERN = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmgt]?)(i?b)?\s*$",
+                      re.IGNORECASE)
+_SHARE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
+#: The least budget taken: below it, per-call overheads dominate any chunk.
+_MIN_BYTES = 2**20
+#: Chunks per parallel job, when the records allow that many whole batches: two, so
+#: that a job slowed by other work holds the others up by half its share, while the
+#: models, sent with every chunk, travel only twice per job (8 HGB models: 1.8 MB, 0.09 s
+#: of pickling per chunk, a tenth of the chunk's scoring)
+_CHUNKS_PER_JOB = 2
+#: Records sampled to estimate one record's size in a DataFrame with object columns.
+_SAMPLE_ROWS = 1000
+
+
+def total_memory() -> int:
+    """Bytes of physical memory on this machine."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+
+
+def parse_memory(value: Any, name: str = "max_memory") -> int:
+    """Bytes from a memory size: an int of bytes, ``"8GB"``, ``"512MiB"`` or ``"25%"``.
+
+    Parameters
+    ----------
+    value : int, float or str
+        Bytes (a number), a size with a unit k / m / g / t (powers of 1024, with or
+        without ``B`` / ``iB``), or a percentage of this machine's memory.
+    name : str, default="max_memory"
+        What the value is called in error messages ("": the value alone).
+
+    Returns
+    -------
+    int
+        Bytes, at least 1 MiB.
+
+    Raises
+    ------
+    ValueError
+        When ``value`` is none of these, not positive, or more than this machine's
+        memory.
+    """
+    what = f"{name}={value!r}" if name else repr(value)
+    if isinstance(value, bool):
+        raise ValueError(f"{name or 'a memory size'} must be a size such as '8GB' or '25%', "
+                         f"got {value!r}")
+    if isinstance(value, (Integral, Real)):
+        size = float(value)
+    elif isinstance(value, str):
+        share = _SHARE.match(value)
+        match = _PATTERN.match(value)
+        if share is not None:
+            pct = float(share.group(1))
+            if not 0 < pct <= 100:
+                raise ValueError(f"{what}: a share of the machine's memory must be above 0% "
+                                 "and at most 100%")
+            size = total_memory() * pct / 100.0
+        elif match is not None:
+            size = float(match.group(1)) * _UNITS[match.group(2).lower()]
+        else:
+            raise ValueError(
+                f"{what} is not a memory size: write bytes (1000000000), a size "
+                "with a unit ('8GB', '512MB', '1.5G') or a share of this machine's memory "
+                "('25%')"
+            )
+    else:
+        raise ValueError(f"{name or 'a memory size'} must be a size such as '8GB' or '25%', "
+                         f"got {type(value).__name__} {value!r}")
+    if not math.isfinite(size) or size <= 0:
+        raise ValueError(f"{what} must be a positive memory size")
+    if size > total_memory():
+        raise ValueError(
+            f"{what} is more than this machine's memory "
+            f"({total_memory() / 2**30:.1f} GiB)"
+        )
+    return max(int(size), _MIN_BYTES)
+
+
+def resolve_max_memory(value: Any) -> int:
+    """The budget in bytes: ``value`` parsed, or half of this machine's memory for None."""
+    if value is None:
+        return total_memory() // 2
+    return parse_memory(value)
+
+
+def record_bytes(X: Any) -> int:
+    """Bytes one record of ``X`` takes in memory (at least 8).
+
+    Numeric columns count their item size; strings and other Python objects are
+    measured on a sample of records (pandas' deep memory usage).
+    """
+    n = n_rows(X)
+    if isinstance(X, pd.DataFrame):
+        sample = take_rows(X, slice(0, min(n, _SAMPLE_ROWS)))
+        used = float(sample.memory_usage(index=False, deep=True).sum())
+        return max(8, int(math.ceil(used / max(n_rows(sample), 1))))
+    if sp.issparse(X):
+        return max(8, int(math.ceil((X.data.nbytes + X.indices.nbytes) / max(n, 1))))
+    arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
+    if arr.dtype == object:
+        sample = pd.DataFrame(arr[: min(n, _SAMPLE_ROWS)].reshape(min(n, _SAMPLE_ROWS), -1))
+        used = float(sample.memory_usage(index=False, deep=True).sum())
+        return max(8, int(math.ceil(used / max(n_rows(sample), 1))))
+    per_row = arr.itemsize * (int(np.prod(arr.shape[1:])) if arr.ndim > 1 else 1)
+    return max(8, per_row)
+
+
+def chunk_bounds(n: int, row_bytes: int, budget: int, *, parts: int = 1,
+                 multiple: int = 1) -> list[slice]:
+    """Consecutive slices of ``n`` rows, each small enough for ``budget`` bytes.
+
+    Parameters
+    ----------
+    n : int
+        Rows to cover.
+    row_bytes : int
+        Bytes one row needs while it is worked on.
+    budget : int
+        Bytes that all the chunks worked on at once may hold.
+    parts : int, default=1
+        Chunks worked on at once (parallel jobs): each gets ``budget / parts``, and
+        there are up to two chunks per job when ``n`` allows ``multiple`` rows each.
+    multiple : int, default=1
+        Chunk sizes are rounded down to a multiple of this (a model's own batch, so
+        that chunking leaves its batches as they were), never below it.
+
+    Returns
+    -------
+    list of slice
+    """
+    if n <= 0:
+        return []
+    parts = max(1, int(parts))
+    multiple = max(1, int(multiple))
+    fit = max(1, budget // max(1, parts * int(row_bytes)))
+    rows = max(multiple, fit // multiple * multiple)
+    if parts > 1:
+        # a few chunks per job, of whole batches (_CHUNKS_PER_JOB)
+        share = -(-n // (_CHUNKS_PER_JOB * parts))
+        rows = min(rows, -(-share // multiple) * multiple)
+    return list(gen_batches(n, rows))

@@ -1,0 +1,194 @@
+"""Scoring many candidates: parallel chunks over records, a memory budget, the same scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
+
+import tabmia._memory as memory
+import tabmia.attacks._reference as reference
+import tabmia.shadow._scoring as scoring
+from tabmia._memory import chunk_bounds, parse_memory, resolve_max_memory, total_memory
+from tabmia.attacks import LiRAAttack, QuantileAttack, RMIAAttack
+from tabmia.cli import main
+from tabmia.shadow import ShadowPopulation
+from tabmia.shadow._training import _statistic_row
+
+#: A small batch for the tests: chunks are cut at whole batches of the models' own, so
+#: that a few hundred records make several chunks (these models score rows one by one)
+BATCH = 64
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    """Batches of 64 rows, and budgets below the 1 MiB floor taken as given, so that a
+    few hundred records make a chunk per batch."""
+    monkeypatch.setattr(scoring, "_chunk_rows", lambda n_classes: BATCH)
+    monkeypatch.setattr(reference, "_chunk_rows", lambda n_classes: BATCH)
+    monkeypatch.setattr(memory, "_MIN_BYTES", 1)
+
+
+def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1048576", 2**20), (3 * 2**20, 3 * 2**20), ("8MB", 8 * 2**20), ("8 MiB", 8 * 2**20),
+    ("1.5g", int(1.5 * 2**30)), ("512k", 2**20),  # raised to the 1 MiB floor
+])
+def test_memory_sizes(text, expected):
+    assert parse_memory(text) == expected
+
+
+def test_memory_shares_and_default():
+    assert parse_memory("50%") == total_memory() // 2 or abs(parse_memory("50%") - total_memory() / 2) <= 1
+    assert resolve_max_memory(None) == total_memory() // 2
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("abc", "is not a memory size"), ("0", "positive"), ("-1GB", "is not a memory size"),
+    ("0%", "above 0%"), ("101%", "at most 100%"), ("10000TB", "more than this machine"),
+    (True, "must be a size"), ([1], "must be a size"),
+])
+def test_bad_memory_sizes_are_named(bad, words):
+    with pytest.raises(ValueError, match=words):
+        parse_memory(bad)
+
+
+def test_chunks_cover_the_rows_in_whole_batches():
+    chunks = chunk_bounds(1000, 100, 10 * 2**10, multiple=BATCH)
+    assert chunks[0] == slice(0, 64) and chunks[-1].stop == 1000
+    assert all(c.start % BATCH == 0 for c in chunks)
+    assert np.array_equal(np.concatenate([np.arange(1000)[c] for c in chunks]), np.arange(1000))
+    # a budget that fits everything: one chunk on one job, a few per job on two
+    assert chunk_bounds(1000, 100, 2**30, multiple=BATCH) == [slice(0, 1000)]
+    assert len(chunk_bounds(1000, 100, 2**30, parts=2, multiple=BATCH)) == 4
+
+
+def test_statistics_in_parallel_chunks_equal_one_model_after_another(small_batches):
+    X, y = _data(1200)
+    pool, cand = slice(0, 200), slice(200, None)
+    pop = ShadowPopulation(LogisticRegression(), n_models=4, random_state=0, n_jobs=1)
+    pop.fit(X[pool], y[pool])
+    before = np.stack([_statistic_row(m, X[cand], y[cand], pop.classes_, pop.statistic)
+                       for m in pop.models_])
+    sequential = pop.statistics(X[cand], y[cand])
+    pop.n_jobs = 2
+    parallel = pop.statistics(X[cand], y[cand], max_memory=4096)
+    assert len(chunk_bounds(1000, scoring.record_bytes(X), 4096, parts=2, multiple=BATCH)) > 8
+    assert np.array_equal(sequential, before) and np.array_equal(parallel, before)
+
+
+def test_attacks_score_alike_whatever_the_budget_and_jobs(small_batches, monkeypatch):
+    calls = []
+    statistics = ShadowPopulation.statistics
+    monkeypatch.setattr(ShadowPopulation, "statistics",
+                        lambda self, *a, **k: calls.append(1) or statistics(self, *a, **k))
+    X, y = _data(1500, seed=1)
+    target = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X[:500], y[:500])
+    public, cand = slice(500, 800), slice(800, None)
+    for attack in (LiRAAttack(target, shadow_estimator=LogisticRegression(), n_shadow=4,
+                              random_state=0, n_jobs=1),
+                   RMIAAttack(target, reference_estimator=LogisticRegression(), n_reference=4,
+                              random_state=0, n_jobs=1)):
+        attack.fit(X[public], y[public])
+        whole = attack.decision_function(X[cand], y[cand])
+        attack.set_params(max_memory=4096)  # one batch per chunk
+        calls.clear()
+        chunked = attack.decision_function(X[cand], y[cand])
+        assert len(calls) > 1  # the candidates went in chunks
+        attack.population_.n_jobs = 2  # on two jobs, the target queried meanwhile
+        parallel = attack.decision_function(X[cand], y[cand])
+        assert np.array_equal(whole, chunked) and np.array_equal(whole, parallel), attack
+
+
+def test_quantile_scores_alike_in_chunks(small_batches):
+    X, y = _data(900, seed=2)
+    target = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X[:300], y[:300])
+    attack = QuantileAttack(target, params={"iterations": 20, "depth": 3}, cv=2,
+                            random_state=0).fit(X[300:600], y[300:600])
+    whole = attack.decision_function(X[600:], y[600:])
+    attack.target_.batch_size = BATCH  # chunks follow the target's batch
+    attack.set_params(max_memory=4096)
+    assert np.array_equal(attack.decision_function(X[600:], y[600:]), whole)
+
+
+def test_a_bad_budget_is_refused_before_training():
+    X, y = _data(200)
+    target = DecisionTreeClassifier(random_state=0).fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="is not a memory size"):
+        LiRAAttack(target, n_shadow=4, max_memory="lots").fit(X[100:], y[100:])
+
+
+@pytest.mark.parametrize("value", ["lots", "0", "200%"])
+def test_cli_bad_max_memory_is_one_line_exit_2(value, tmp_path, capsys):
+    code = main(["audit", "--max-memory", value, "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("tabmia: error: argument --max-memory")
+
+
+def test_a_dask_cluster_trains_and_scores_like_this_process(small_batches):
+    """The shadow phase and the candidates' scoring on a LocalCluster of two workers
+    (through joblib's Dask back end) give this process's scores. Thread workers keep
+    this test fast; ``tests/test_benchmarks.py`` runs worker processes (scaling --quick)."""
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    X, y = _data(900, seed=3)
+    pool, cand = slice(0, 200), slice(200, None)
+    local = ShadowPopulation(LogisticRegression(), n_models=4, random_state=0, n_jobs=1)
+    local.fit(X[pool], y[pool])
+    expected = local.statistics(X[cand], y[cand])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, joblib.parallel_config(backend="dask"), \
+            distributed.get_task_stream(client) as tasks:
+        remote = ShadowPopulation(LogisticRegression(), n_models=4, random_state=0, n_jobs=2)
+        remote.fit(X[pool], y[pool])
+        scored = remote.statistics(X[cand], y[cand], max_memory=4096)
+    assert np.array_equal(remote.statistics_, local.statistics_)
+    assert np.array_equal(scored, expected)
+    names = " ".join(str(t.get("key")) for t in tasks.data)
+    assert "_train_one" in names and "_score_chunk" in names  # both ran on the cluster
+
+
+def test_cli_audit_on_a_dask_scheduler_scores_like_here(tmp_path):
+    """``tabmia audit --cluster ADDRESS`` trains and scores the reference models on that
+    scheduler, with the scores of a run on this machine."""
+    distributed = pytest.importorskip("distributed")
+    import joblib
+    import pandas as pd
+    from sklearn.datasets import load_breast_cancer
+
+    df = load_breast_cancer(as_frame=True).frame.rename(columns={"target": "diagnosis"})
+    df.iloc[:250].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[250:].to_csv(tmp_path / "population.csv", index=False)
+    model = DecisionTreeClassifier(max_depth=4, random_state=0)
+    joblib.dump(model, tmp_path / "recipe.joblib")
+    joblib.dump(model.fit(df.iloc[:250, :-1], df.iloc[:250, -1]), tmp_path / "model.joblib")
+    argv = ["audit", "--model-file", str(tmp_path / "model.joblib"), "--train",
+            str(tmp_path / "train.csv"), "--population", str(tmp_path / "population.csv"),
+            "--label", "diagnosis", "--recipe", str(tmp_path / "recipe.joblib"),
+            "--attacks", "rmia", "--n-references", "2", "--fpr", "0.05", "--quiet"]
+    assert main(argv + ["--out", str(tmp_path / "here")]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, distributed.get_task_stream(client) as tasks:
+        address = cluster.scheduler_address
+        assert main(argv + ["--out", str(tmp_path / "there"), "--cluster", address]) == 0
+    assert any("_train_one" in str(t.get("key")) for t in tasks.data)
+    here, there = (pd.read_csv(tmp_path / d / "scores.csv.gz") for d in ("here", "there"))
+    pd.testing.assert_frame_equal(here, there)
+
+
+def test_cli_bad_cluster_address_is_one_line_exit_2(tmp_path, capsys):
+    assert main(["audit", "--cluster", "nohost", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "give a Dask scheduler address" in err[0]
