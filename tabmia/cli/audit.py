@@ -374,6 +374,9 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             verbose=not args.quiet, fpr_fallback=not args.fpr_given,
             public_fraction=public_fraction, check_plausibility=False,  # checked above
         )
+    # the verdict and the gate decide from every finding: the inputs' (checked above, so
+    # the model is queried once for them) before the attacks' own
+    result.findings = tuple(findings) + tuple(result.findings)
     split = result.splits[0]
     given = "precomputed predicted labels" if args.train_pred else "precomputed probabilities"
     context = {
