@@ -318,3 +318,17 @@ def paper_mlp(epochs: int, seed: int) -> Any:
         hidden_layer_sizes=(256, 256), epochs=epochs, batch_size=200, lr=0.005,
         device="auto", random_state=seed,
     )
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and its live children (the workers)."""
+    import psutil
+
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:  # a worker that just exited
+            pass
+    return total

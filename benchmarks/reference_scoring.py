@@ -36,7 +36,12 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import load_note, set_results_dir, write_results  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    cpu_seconds,
+    load_note,
+    set_results_dir,
+    write_results,
+)
 from benchmarks.scaling_audit import credit_like  # noqa: E402
 
 N_MODELS = 8
@@ -64,20 +69,6 @@ def one_after_another(pop: Any, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     y_idx = np.searchsorted(pop.classes_, y)
     return np.stack([_statistic_row(m, X, y_idx, pop.classes_, pop.statistic)
                      for m in pop.models_])
-
-
-def cpu_seconds() -> float:
-    """CPU seconds (user + system) of this process and its live children (the workers)."""
-    import psutil
-
-    me = psutil.Process()
-    total = sum(me.cpu_times()[:2])
-    for child in me.children(recursive=True):
-        try:
-            total += sum(child.cpu_times()[:2])
-        except psutil.Error:  # a worker that just exited
-            pass
-    return total
 
 
 def _spin(seconds: float) -> None:

@@ -46,7 +46,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import SHARED_DATA, mean_std, write_results  # noqa: E402
+from benchmarks._common import SHARED_DATA, cpu_seconds, mean_std, write_results  # noqa: E402
 
 N_MEMBERS = 4000
 N_NONMEMBERS = 4000
@@ -79,20 +79,6 @@ np.savez(out, scores=np.asarray(ind["member_prob"], dtype=float),
          sacro_auc=float(attack.attack_metrics[0]["AUC"]))
 print(json.dumps({"wall": wall, "version": version("sacroml")}))
 '''
-
-
-def cpu_seconds() -> float:
-    """CPU time (user + system) of this process and its worker processes so far."""
-    import psutil
-
-    me = psutil.Process()
-    total = sum(me.cpu_times()[:2])
-    for child in me.children(recursive=True):
-        try:
-            total += sum(child.cpu_times()[:2])
-        except psutil.Error:  # a worker that just exited
-            pass
-    return total
 
 
 def load_adult() -> tuple[np.ndarray, np.ndarray]:
