@@ -20,8 +20,9 @@ seed, the samplers stay unseeded (as written), so a rerun does not repeat the nu
 
 Threads: the scripts hard-code 4 CatBoost threads for the target and 30 parallel Optuna
 trials for the regressor, written for a large machine. On a small shared one that
-oversubscription stalls CatBoost's per-level thread barriers (a 30 s run took over 15
-minutes at load 12 on 2 cores), so ``threads`` may cap both; CatBoost's result does not
+oversubscription stalls CatBoost's thread barriers (on 2 cores, wine's 100-trial target
+search took 21 s at load 1; at load 10-13 it took over 13 minutes with its 4 threads and
+198 s with 1), so ``threads`` may cap both; CatBoost's result does not
 depend on its thread count, and with one Optuna worker the trials run in sequence
 instead of 30 at a time (TPE then sees every earlier trial).
 """
