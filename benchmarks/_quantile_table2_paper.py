@@ -118,7 +118,7 @@ def run_seed(root: Path, key: str, data: dict[str, Any], seed: int, *, shadows: 
     log(f"  seed {seed}: target {paper['target_params']}, train {acc['train']:.3f} / test "
         f"{acc['test']:.3f}; scripts {paper['seconds']['training_ACS']:.0f} + "
         f"{paper['seconds']['qmia_ACS']:.0f} s; paper code precision "
-        f"{out['attacks'][PAPER_CODE_ROW]['precision']:.3f}")
+        f"{out['attacks'][PAPER_CODE_ROW]['precision']}")
 
     # the same budget as the paper script's regressor search (200 trials, or scaled)
     qkw = {"statistic": "hinge", "fpr": fpr, "n_jobs": n_jobs, "random_state": seed}
@@ -144,8 +144,8 @@ def run_seed(root: Path, key: str, data: dict[str, Any], seed: int, *, shadows: 
             out["attacks"][name] = row
             if getattr(attack, "best_params_", None) is not None:
                 out["best_params"][name] = attack.best_params_
-            log(f"    {name}: precision {row['precision']:.3f}, AUC {row['auc']:.3f} "
-                f"({row['seconds']:.0f} s)")
+            prec = "n/a" if row["precision"] is None else f"{row['precision']:.3f}"
+            log(f"    {name}: precision {prec}, AUC {row['auc']:.3f} ({row['seconds']:.0f} s)")
     return out
 
 

@@ -147,9 +147,9 @@ class QuantileAttack(BaseMembershipAttack):
         one 80 / 20 split of the public records, ``posterior_sampling`` on for the
         Gaussian head; one regressor fit per trial. Cost on the quantile paper's Table 2
         tasks (public sets of 1,000-3,000 records), one CatBoost thread on 2 cores shared
-        with other jobs (load 5-14): a quarter of the budget (50 trials) took 150-600 s
+        with other jobs (load 1-14): a quarter of the budget (50 trials) took 35-600 s
         per Gaussian attack against 2-22 s untuned, so the full 200 trials take roughly
-        10-40 minutes there; GPU cost not measured. It did not beat the untuned
+        2-40 minutes there; GPU cost not measured. It did not beat the untuned
         defaults on those tasks (``benchmarks/results/quantile_table2_paper.md``).
         Cannot be combined with ``params``.
     cv : int, default=5
