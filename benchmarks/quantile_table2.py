@@ -26,6 +26,10 @@ home (no analogues); further tasks of the same suite can be added (``--datasets`
 ACS (folktables) tasks are read when present, else the loader's message is reported.
 
 Run: ``python -m benchmarks.quantile_table2 [--seeds N] [--quick] [--datasets ...]``.
+
+``--protocol paper --paper-code DIR`` runs the paper's public scripts under their own
+protocol beside tabmia on the same targets instead
+(:mod:`benchmarks._quantile_table2_paper`; results ``quantile_table2_paper.*``).
 """
 
 from __future__ import annotations
@@ -347,8 +351,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-jobs", type=int, default=2, help="parallel shadow trainings")
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (unused here)")
+    parser.add_argument("--protocol", choices=("tabmia", "paper"), default="tabmia",
+                        help="tabmia: this script's split and grid-tuned target (default); "
+                        "paper: the paper's public scripts and their protocol beside tabmia "
+                        "on the same targets (needs --paper-code; results: "
+                        "quantile_table2_paper.*)")
+    parser.add_argument("--paper-code", default=None, metavar="DIR",
+                        help="local checkout of github.com/amazon-science/quantile-mia "
+                        "(this machine cannot fetch it; keep it in .paper_code/, ignored)")
+    parser.add_argument("--paper-threads", type=int, default=0,
+                        help="--protocol paper: cap the paper scripts' CatBoost threads (4) "
+                        "and Optuna workers (30) at this (0: as written)")
+    parser.add_argument("--trial-scale", type=float, default=None,
+                        help="--protocol paper: scale every Optuna trial count (the scripts' "
+                        "100 / 200 and tabmia's) for a stated reduced budget")
+    parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                        help="--protocol paper: combine runs of disjoint seeds into one report")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="--protocol paper: seeds first-seed .. first-seed + seeds - 1")
     args = parser.parse_args(argv)
     prepare_run(args)
+    if args.protocol == "paper":
+        from benchmarks._quantile_table2_paper import main as paper_main
+
+        if args.datasets == list(DATASETS):
+            args.datasets = list(PAPER_TASKS)
+        if args.shadows == [16, 32, 64]:
+            args.shadows = [16, 64]
+        return paper_main(args, argv)
     from tabmia.shadow import gpu_available
 
     t_start = time.perf_counter()

@@ -143,6 +143,44 @@ def test_tuning_is_seeded_and_starts_from_defaults(small_game):
         assert 1e-2 <= p["l2_leaf_reg"] <= 1e6
 
 
+@pytest.mark.parametrize("n_trials, expected", [(0, 200), (7, 7)])
+def test_paper_tuning_reaches_the_tuner_with_the_paper_budget(small_game, monkeypatch,
+                                                              n_trials, expected):
+    """tuning="paper" with n_trials=0 asks for the paper code's 200 trials (not run here)."""
+    from tabmia.attacks import quantile
+    from tabmia.attacks._quantile_tuning import n_trials_of
+
+    seen = {}
+
+    def fake_tuner(attack, data, s, cat_idx, first, y=None):
+        seen.update(tuning=attack.tuning, trials=n_trials_of(attack.tuning, attack.n_trials),
+                    n=s.size, y=y)
+        return dict(FAST["params"]), None
+
+    monkeypatch.setattr(quantile, "tune_catboost", fake_tuner)
+    target, _, (Xp, yp), _ = small_game
+    attack = QuantileAttack(target, tuning="paper", n_trials=n_trials, cv=2, fpr=0.05,
+                            random_state=0).fit(Xp[:400], yp[:400])
+    assert seen["tuning"] == "paper" and seen["trials"] == expected and seen["n"] == 400
+    assert np.array_equal(seen["y"], yp[:400])  # the split is stratified by the label
+    assert attack.best_params_ == FAST["params"]
+
+
+def test_paper_tuning_searches_the_paper_code_space_on_one_holdout(small_game):
+    from tabmia.attacks._quantile_tuning import PAPER_CODE_SPACE, fixed_params
+
+    target, _, (Xp, yp), _ = small_game
+    kw = {"tuning": "paper", "n_trials": 2, "cv": 2, "fpr": 0.05, "random_state": 1,
+          "n_jobs": 1}
+    gauss = QuantileAttack(target, **kw).fit(Xp[:500], yp[:500])
+    first = gauss.study_.trials[0].params
+    assert first == {k: v for k, v in DEFAULT_CATBOOST_PARAMS.items() if k in PAPER_CODE_SPACE}
+    assert len(gauss.study_.trials) == 2
+    assert set(gauss.study_.trials[1].params) == set(PAPER_CODE_SPACE)  # no subsample
+    assert gauss.best_params_["posterior_sampling"] is True  # the paper code's regressor
+    assert fixed_params("paper", "pinball") == {} == fixed_params("cv", "gaussian")
+
+
 def test_tuning_loss_ignores_a_constant_shift_and_ranks_by_fit():
     """The pinball tuning loss is taken after the calibration shift: a regressor off by a
     constant scores the same as the true quantile, one that ignores x scores worse."""
@@ -230,6 +268,8 @@ def test_sparse_input_multiclass():
         ({"mode": "median"}, "mode"),
         ({"statistic": "margin"}, "statistic"),
         ({"device": "tpu"}, "device"),
+        ({"tuning": "optuna"}, "tuning"),
+        ({"tuning": "paper"}, "params fixes them"),
     ],
 )
 def test_bad_parameters_raise(small_game, kwargs, match):

@@ -1,7 +1,18 @@
 """Optuna tuning of :class:`~tabmia.attacks.quantile.QuantileAttack`'s CatBoost regressor.
 
-The search space is the paper's (Bertran et al. 2023, App. D, Table 5); the objective is
-the out-of-fold loss the mode fits (Gaussian negative log-likelihood, or pinball loss
+Two recipes (``QuantileAttack(tuning=...)``):
+
+- ``"cv"``: ``n_trials`` trials over the paper's ranges (Bertran et al. 2023, App. D,
+  Table 5), each scored by the ``cv``-fold out-of-fold loss;
+- ``"paper"``: the search of the paper's public code (amazon-science/quantile-mia,
+  ``tabular_QMIA/qmia_ACS.py``): 200 trials over its ranges (:data:`PAPER_CODE_SPACE`,
+  no subsample), each scored on one 80 / 20 split of the public records (stratified by
+  the label), CatBoost's ``posterior_sampling`` on for the Gaussian head. One fit per
+  trial instead of ``cv``. The code passes a Hyperband pruner that never acts (its
+  objective reports nothing); here there is none. The split is drawn once, not per trial,
+  so trials are compared on the same records.
+
+The objective is the loss the mode fits (Gaussian negative log-likelihood, or pinball loss
 after the constant shift the calibrated threshold applies). It reads members of no kind:
 the attacker's public records are all it has, so a search scored by the TPR at the target
 FPR is not open to it.
@@ -14,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PAPER_SPACE", "tune_catboost", "cv_loss"]
+__all__ = ["PAPER_CODE_SPACE", "PAPER_SPACE", "PAPER_TRIALS", "cv_loss", "fixed_params",
+           "n_trials_of", "tune_catboost"]
 
 #: The paper's ranges (Table 5); the subsample floor is raised on small public sets.
 PAPER_SPACE: dict[str, tuple[float, float]] = {
@@ -24,6 +36,20 @@ PAPER_SPACE: dict[str, tuple[float, float]] = {
     "subsample": (1e-2, 1.0),
     "iterations": (1, 1000),
 }
+
+#: The ranges of the paper's public code (``qmia_ACS.py``), used by ``tuning="paper"``.
+PAPER_CODE_SPACE: dict[str, tuple[float, float]] = {
+    "depth": (1, 10),
+    "l2_leaf_reg": (1e-4, 1e4),
+    "learning_rate": (1e-4, 1.0),
+    "iterations": (1, 1000),
+}
+
+#: Trials of the paper code's regressor search (``tuning="paper"`` with ``n_trials=0``).
+PAPER_TRIALS = 200
+
+#: Fraction of the public records the ``"paper"`` recipe holds out to score a trial.
+_HOLDOUT = 0.2
 
 
 def _pinball_terms(r: np.ndarray, level: float) -> np.ndarray:
@@ -70,27 +96,65 @@ def _quiet_optuna():
         optuna.logging.set_verbosity(old)
 
 
+def n_trials_of(tuning: str, n_trials: int) -> int:
+    """Trials a recipe runs: ``n_trials``, or the paper's 200 for ``"paper"`` with 0."""
+    return PAPER_TRIALS if tuning == "paper" and n_trials == 0 else int(n_trials)
+
+
+def fixed_params(tuning: str, mode: str) -> dict[str, Any]:
+    """Settings a recipe fixes in every trial and in the final regressors."""
+    # the paper's code trains its RMSEWithUncertainty regressor with posterior sampling
+    return {"posterior_sampling": True} if tuning == "paper" and mode == "gaussian" else {}
+
+
+def _holdout(n: int, y: np.ndarray | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """One 80 / 20 split of ``n`` records, stratified by ``y`` where every class can be."""
+    from sklearn.model_selection import train_test_split
+
+    strat = None
+    if y is not None:
+        _, counts = np.unique(y, return_counts=True)
+        if counts.min() >= 2 and counts.size <= _HOLDOUT * n:
+            strat = y
+    return train_test_split(np.arange(n), test_size=_HOLDOUT, random_state=seed,
+                            stratify=strat)
+
+
 def tune_catboost(attack: Any, data: Any, s: np.ndarray, cat_idx: list[int],
-                  first: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-    """TPE search over :data:`PAPER_SPACE` by ``attack.cv``-fold out-of-fold loss.
+                  first: dict[str, Any], y: np.ndarray | None = None
+                  ) -> tuple[dict[str, Any], Any]:
+    """TPE search by out-of-fold (``"cv"``) or held-out (``"paper"``) loss.
 
     Parameters
     ----------
     attack : QuantileAttack
-        Supplies the seeds, ``n_trials``, ``mode``, ``alphas_`` and the cross-fit.
+        Supplies the seeds, ``tuning``, ``n_trials``, ``mode``, ``alphas_`` and the
+        cross-fit.
     data, s, cat_idx
         Regressor input, target scores of the public records, categorical columns.
     first : dict
-        Trial enqueued first, so the search never ends worse than it on the loss.
+        Trial enqueued first (its keys of the recipe's space), so the search never ends
+        worse than it on the loss.
+    y : ndarray of int, default=None
+        Labels of the public records; the ``"paper"`` recipe stratifies its split by them.
 
     Returns
     -------
     best_params : dict
+        The best trial's settings with the recipe's fixed ones.
     study : optuna.Study
     """
     from catboost import CatBoostError
 
+    from tabmia.target import take_rows
+
     split_seed, model_seed, sampler_seed = (attack._draw_seed() for _ in range(3))
+    paper = attack.tuning == "paper"
+    space = PAPER_CODE_SPACE if paper else PAPER_SPACE
+    fixed = fixed_params(attack.tuning, attack.mode)
+    if paper:
+        fit_idx, val_idx = _holdout(s.size, y, split_seed)
+        fit_data, val_data = take_rows(data, fit_idx), take_rows(data, val_idx)
     # the paper's subsample range starts at 1e-2; on small public sets CatBoost refuses
     # a sample that small, so sample at least ~50 rows of a fold
     fold_rows = s.size * (attack.cv - 1) / attack.cv
@@ -98,26 +162,34 @@ def tune_catboost(attack: Any, data: Any, s: np.ndarray, cat_idx: list[int],
     with _quiet_optuna() as optuna:
         sampler = optuna.samplers.TPESampler(seed=sampler_seed)
         study = optuna.create_study(direction="minimize", sampler=sampler)
-        study.enqueue_trial(dict(first))
+        study.enqueue_trial({k: v for k, v in first.items() if k in space})
 
         def objective(trial: Any) -> float:
             params = {
-                "depth": trial.suggest_int("depth", *PAPER_SPACE["depth"]),
-                "l2_leaf_reg": trial.suggest_float("l2_leaf_reg", *PAPER_SPACE["l2_leaf_reg"],
+                "depth": trial.suggest_int("depth", *space["depth"]),
+                "l2_leaf_reg": trial.suggest_float("l2_leaf_reg", *space["l2_leaf_reg"],
                                                    log=True),
                 "learning_rate": trial.suggest_float(
-                    "learning_rate", *PAPER_SPACE["learning_rate"], log=True),
-                "subsample": trial.suggest_float("subsample", lo_sub, 1.0, log=True),
-                "iterations": trial.suggest_int("iterations", *PAPER_SPACE["iterations"],
-                                                log=True),
+                    "learning_rate", *space["learning_rate"], log=True),
             }
+            if "subsample" in space:  # suggested in this order: the sampler's draws follow it
+                params["subsample"] = trial.suggest_float("subsample", lo_sub, 1.0, log=True)
+            params["iterations"] = trial.suggest_int("iterations", *space["iterations"],
+                                                     log=True)
+            params.update(fixed)
             try:
-                raw, _ = attack._cross_fit(params, data, s, cat_idx, split_seed, model_seed,
-                                           False)
+                if paper:
+                    model = attack._fit_regressor(params, model_seed, fit_data, s[fit_idx],
+                                                  cat_idx)
+                    raw = attack._raw_predict(model, val_data, cat_idx)
+                    value = cv_loss(attack.mode, attack.alphas_, s[val_idx], raw)
+                else:
+                    raw, _ = attack._cross_fit(params, data, s, cat_idx, split_seed,
+                                               model_seed, False)
+                    value = cv_loss(attack.mode, attack.alphas_, s, raw)
             except CatBoostError:  # a setting CatBoost cannot train: a failed trial
                 return float("inf")
-            value = cv_loss(attack.mode, attack.alphas_, s, raw)
             return value if np.isfinite(value) else float("inf")
 
-        study.optimize(objective, n_trials=int(attack.n_trials))
-    return dict(study.best_params), study
+        study.optimize(objective, n_trials=n_trials_of(attack.tuning, attack.n_trials))
+    return {**study.best_params, **fixed}, study

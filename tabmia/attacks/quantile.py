@@ -22,7 +22,7 @@ from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory
 from tabmia._records import fold_hashes
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
-from tabmia.attacks._quantile_tuning import tune_catboost
+from tabmia.attacks._quantile_tuning import n_trials_of, tune_catboost
 from tabmia.attacks.base import (
     BaseMembershipAttack,
     DefaultStatistic,
@@ -142,9 +142,24 @@ class QuantileAttack(BaseMembershipAttack):
         Give the regressor the record's label (categorical for multi-class targets,
         one-hot for sparse ``X``).
     n_trials : int, default=0
-        Optuna trials over the paper's ranges, by k-fold CV loss on the public records
-        (the first trial is ``DEFAULT_CATBOOST_PARAMS``); 0: those defaults, untuned.
-        Off by default (see the tuning caveat above); the paper ran 300 trials.
+        Optuna trials of the ``tuning`` recipe (the first trial is
+        ``DEFAULT_CATBOOST_PARAMS``); 0: untuned defaults with ``tuning="cv"``, the
+        paper code's 200 trials with ``tuning="paper"``. Off by default (see the tuning
+        caveat above).
+    tuning : {"cv", "paper"}, default="cv"
+        The search recipe when tuning (:mod:`tabmia.attacks._quantile_tuning`).
+        ``"cv"``: ``n_trials`` trials over the paper's Table 5 ranges, each scored by
+        ``cv``-fold CV loss. ``"paper"``: the budget and search of the paper's public
+        code (``qmia_ACS.py``): 200 trials (``n_trials=0``) over its ranges (depth 1-10,
+        l2_leaf_reg 1e-4-1e4, learning_rate 1e-4-1, iterations 1-1000), each scored on
+        one 80 / 20 split of the public records, ``posterior_sampling`` on for the
+        Gaussian head; one regressor fit per trial. Cost on the quantile paper's Table 2
+        tasks (public sets of 1,000-3,000 records), one CatBoost thread on 2 cores shared
+        with other jobs (load 1-14): a quarter of the budget (50 trials) took 35-600 s
+        per Gaussian attack against 2-22 s untuned, so the full 200 trials take roughly
+        2-40 minutes there; GPU cost not measured. It did not beat the untuned
+        defaults on those tasks (``benchmarks/results/quantile_table2_paper.md``).
+        Cannot be combined with ``params``.
     cv : int, default=5
         Folds for tuning and for the out-of-fold calibration; each regressor trains on
         ``1 - 1/cv`` of the public records. 5 (the paper's fold count) flagged more
@@ -231,6 +246,7 @@ class QuantileAttack(BaseMembershipAttack):
         "alphas": [None, "array-like"],
         "label_as_feature": ["boolean"],
         "n_trials": [Interval(Integral, 0, None, closed="left")],
+        "tuning": [StrOptions({"cv", "paper"})],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "params": [None, dict],
         "n_jobs": [None, Integral],
@@ -247,6 +263,7 @@ class QuantileAttack(BaseMembershipAttack):
         alphas: Sequence[float] | None = None,
         label_as_feature: bool = True,
         n_trials: int = 0,
+        tuning: str = "cv",
         cv: int = 5,
         params: dict[str, Any] | None = None,
         n_jobs: int | None = None,
@@ -266,6 +283,7 @@ class QuantileAttack(BaseMembershipAttack):
         self.alphas = alphas
         self.label_as_feature = label_as_feature
         self.n_trials = n_trials
+        self.tuning = tuning
         self.cv = cv
         self.params = params
         self.n_jobs = n_jobs
@@ -305,6 +323,10 @@ class QuantileAttack(BaseMembershipAttack):
             raise ValueError(f"alphas must be distinct, got {list(a)}")
         self.alphas_ = np.sort(a)
         if self.params is not None:
+            if self.tuning == "paper":
+                raise ValueError(
+                    "tuning='paper' searches the CatBoost settings, params fixes them: "
+                    "give one of the two")
             bad = [k for k in self.params if k in _RESERVED]
             if bad:
                 raise ValueError(
@@ -437,9 +459,9 @@ class QuantileAttack(BaseMembershipAttack):
         self.study_ = None
         if self.params is not None:
             params = dict(self.params)
-        elif self.n_trials > 0:
+        elif n_trials_of(self.tuning, self.n_trials) > 0:
             params, self.study_ = tune_catboost(self, data, s, cat_idx,
-                                                DEFAULT_CATBOOST_PARAMS)
+                                                DEFAULT_CATBOOST_PARAMS, y=y)
         else:
             params = dict(DEFAULT_CATBOOST_PARAMS)
         self.best_params_ = params
