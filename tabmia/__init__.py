@@ -19,5 +19,14 @@ from tabmia.target import PrecomputedLabels, PrecomputedProbabilities, TargetMod
 
 __version__ = "0.1.0"
 
-__all__ = ["DuplicateRecordsWarning", "FPRFallbackWarning", "PlausibilityWarning", "LabelOnlyTargetError", "TargetModel",
-           "PrecomputedProbabilities", "PrecomputedLabels", "as_target", "__version__"]
+__all__ = [
+    "DuplicateRecordsWarning",
+    "FPRFallbackWarning",
+    "PlausibilityWarning",
+    "LabelOnlyTargetError",
+    "TargetModel",
+    "PrecomputedProbabilities",
+    "PrecomputedLabels",
+    "as_target",
+    "__version__",
+]

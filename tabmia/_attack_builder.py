@@ -12,7 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "AttackSpec", "parse_attack_spec", "build_attack", "build_attacks", "settings_not_taken",
+    "AttackSpec",
+    "parse_attack_spec",
+    "build_attack",
+    "build_attacks",
+    "settings_not_taken",
     "unused_settings_note",
 ]
 
@@ -116,8 +120,10 @@ def build_attack(spec: str | AttackSpec, *, fast: bool = False, **settings: Any)
     bad = [k for k in spec.params if k not in valid or k in _RESERVED]
     if bad:
         takes = ", ".join(k for k in sorted(valid) if k not in _RESERVED)
-        raise ValueError(f"attack spec {spec.text!r}: {spec.name} takes no parameter "
-                         f"{', '.join(bad)} (it takes: {takes})")
+        raise ValueError(
+            f"attack spec {spec.text!r}: {spec.name} takes no parameter "
+            f"{', '.join(bad)} (it takes: {takes})"
+        )
     attack.set_params(**_runner_params(membership_tags(attack), settings))
     if fast:
         attack.set_params(**{k: v for k, v in type(attack)._fast_params().items() if k in valid})
@@ -176,8 +182,9 @@ def settings_not_taken(attacks: dict[str, Any], settings: list[str] | tuple[str,
     return [s for s in settings if s not in taken]
 
 
-def unused_settings_note(attacks: dict[str, Any], given: dict[str, str], *,
-                         model_takes_device: bool = False) -> str | None:
+def unused_settings_note(
+    attacks: dict[str, Any], given: dict[str, str], *, model_takes_device: bool = False
+) -> str | None:
     """The note naming the runner settings that nothing uses, or None.
 
     Parameters
@@ -196,5 +203,7 @@ def unused_settings_note(attacks: dict[str, Any], given: dict[str, str], *,
         unused.remove("device")
     if not unused:
         return None
-    return (f"{', '.join(given[k] for k in unused)}: not used by the chosen attacks "
-            f"({', '.join(attacks)})" + (" nor by the model" if "device" in unused else ""))
+    return (
+        f"{', '.join(given[k] for k in unused)}: not used by the chosen attacks "
+        f"({', '.join(attacks)})" + (" nor by the model" if "device" in unused else "")
+    )

@@ -59,17 +59,25 @@ def _stats(values: list[Any]) -> dict[str, Any]:
     if not finite or len(finite) < len(values):
         return {"mean": None, "std": None, "per_seed": values}
     arr = np.asarray(finite)
-    return {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
-            "per_seed": finite}
+    return {
+        "mean": float(arr.mean()),
+        "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
+        "per_seed": finite,
+    }
 
 
 def metric_names(fprs: tuple[float, ...]) -> list[tuple[str, str]]:
     """``(key, title)`` of each reported metric, in table order."""
     names = [("auc", "AUC")]
     for f in fprs:
-        names += [(f"tpr@{f:g}", f"TPR at {f:g} FPR"), (f"precision@{f:g}", f"Precision at {f:g} FPR")]
-    names += [("tpr_own", "TPR at each attack's own threshold"),
-              ("fpr_own", "FPR at each attack's own threshold")]
+        names += [
+            (f"tpr@{f:g}", f"TPR at {f:g} FPR"),
+            (f"precision@{f:g}", f"Precision at {f:g} FPR"),
+        ]
+    names += [
+        ("tpr_own", "TPR at each attack's own threshold"),
+        ("fpr_own", "FPR at each attack's own threshold"),
+    ]
     return [*names, ("seconds", "Wall time per attack (s, fit + score)")]
 
 
@@ -77,21 +85,29 @@ def metric_note(key: str, payload: dict[str, Any]) -> str:
     """The sentence under a metric's table: how its numbers were reached."""
     aim = payload["settings"].get("threshold_fpr")
     if key.startswith("tpr@"):
-        return ("Oracle threshold: the ROC curve's point at this FPR, its threshold chosen with "
-                "the candidates' membership labels. An upper reference, not what an attacker "
-                "achieves; see the own-threshold tables.")
+        return (
+            "Oracle threshold: the ROC curve's point at this FPR, its threshold chosen with "
+            "the candidates' membership labels. An upper reference, not what an attacker "
+            "achieves; see the own-threshold tables."
+        )
     if key.startswith("precision@"):
-        return ("Oracle threshold, as the TPR above. Chance level: an attacker flagging "
-                f"candidates at random reaches the members' share of the candidates: "
-                f"{_chance_text(payload)}.")
+        return (
+            "Oracle threshold, as the TPR above. Chance level: an attacker flagging "
+            f"candidates at random reaches the members' share of the candidates: "
+            f"{_chance_text(payload)}."
+        )
     if key == "tpr_own":
-        return ("What each attack achieves: the share of members flagged at the threshold it "
-                "chose from its public records, without the candidates' membership"
-                + (f", aimed at FPR {aim:g}" if aim else "")
-                + " (or the smallest FPR its calibration records can promise).")
+        return (
+            "What each attack achieves: the share of members flagged at the threshold it "
+            "chose from its public records, without the candidates' membership"
+            + (f", aimed at FPR {aim:g}" if aim else "")
+            + " (or the smallest FPR its calibration records can promise)."
+        )
     if key == "fpr_own":
-        return ("The share of non-member candidates flagged at each attack's own threshold: "
-                "whether the threshold kept the FPR it aimed at. No cell is bold here.")
+        return (
+            "The share of non-member candidates flagged at each attack's own threshold: "
+            "whether the threshold kept the FPR it aimed at. No cell is bold here."
+        )
     return ""
 
 
@@ -101,8 +117,12 @@ def _chance_level(entry: dict[str, Any]) -> float:
 
 
 def _chance_text(payload: dict[str, Any]) -> str:
-    return ", ".join(f"{name} {_chance_level(entry):.3f}"
-                     for name, entry in payload["datasets"].items()) or "n/a"
+    return (
+        ", ".join(
+            f"{name} {_chance_level(entry):.3f}" for name, entry in payload["datasets"].items()
+        )
+        or "n/a"
+    )
 
 
 def quick_changes(attacks: list[str]) -> dict[str, dict[str, str]]:
@@ -133,8 +153,10 @@ def summarise(report: dict[str, Any], fprs: tuple[float, ...]) -> dict[str, Any]
             "game_seeds": [s["seed"] for s in seeds],
             "target_accuracy": {k: _stats([a[k] for a in accs]) for k in ("train", "test")},
             "attacks": {
-                a: {key: _stats([s["cells"][a]["metrics"][key] for s in seeds if a in s["cells"]])
-                    for key, _ in metric_names(fprs)}
+                a: {
+                    key: _stats([s["cells"][a]["metrics"][key] for s in seeds if a in s["cells"]])
+                    for key, _ in metric_names(fprs)
+                }
                 for a in attacks
             },
             "cells": {a: [s["cells"][a]["key"] for s in seeds if a in s["cells"]] for a in attacks},
@@ -150,8 +172,9 @@ def _fmt(stat: dict[str, Any], digits: int = 3) -> str:
     return f"{stat['mean']:.{digits}f} ± {stat['std']:.{digits}f}"
 
 
-def metric_table(summary: dict[str, Any], key: str, attacks: list[str], *,
-                 bold: str = "**") -> pd.DataFrame:
+def metric_table(
+    summary: dict[str, Any], key: str, attacks: list[str], *, bold: str = "**"
+) -> pd.DataFrame:
     """One metric: data sets as rows, attacks as columns, the best mean per row in bold
     (highest; lowest for wall time)."""
     rows = []
@@ -170,7 +193,12 @@ def metric_table(summary: dict[str, Any], key: str, attacks: list[str], *,
                 row[a] = "failed"
                 continue
             text = _fmt(stats[a], digits)
-            if best is not None and a in means and round(means[a], digits) == best and len(means) > 1:
+            if (
+                best is not None
+                and a in means
+                and round(means[a], digits) == best
+                and len(means) > 1
+            ):
                 text = f"{bold}{text}{bold}"
             row[a] = text
         rows.append(row)
@@ -189,13 +217,18 @@ def dataset_table(summary: dict[str, Any]) -> pd.DataFrame:
     for name, s in summary.items():
         n = s["n_records"]
         size = f"{n:,}" + (f" of {s['n_records_total']:,}" if s["n_records_total"] > n else "")
-        rows.append({
-            "data set": name, "resolved": s["resolved"], "source": s["source"],
-            "records": size, "members / non-members": f"{s['n_members'][0]:,} / {s['n_nonmembers'][0]:,}",
-            "precision chance level": f"{_chance_level(s):.3f}",
-            "target train acc.": _fmt(s["target_accuracy"]["train"]),
-            "target held-out acc.": _fmt(s["target_accuracy"]["test"]),
-        })
+        rows.append(
+            {
+                "data set": name,
+                "resolved": s["resolved"],
+                "source": s["source"],
+                "records": size,
+                "members / non-members": f"{s['n_members'][0]:,} / {s['n_nonmembers'][0]:,}",
+                "precision chance level": f"{_chance_level(s):.3f}",
+                "target train acc.": _fmt(s["target_accuracy"]["train"]),
+                "target held-out acc.": _fmt(s["target_accuracy"]["test"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -206,12 +239,19 @@ def _intro(payload: dict[str, Any]) -> list[str]:
         f"split: train_size {st['train_size']}, public_size {st['public_size']} of the rest; "
         f"attack thresholds at FPR {st['threshold_fpr']:g}"
         + (f"; at most {st['max_records']:,} records per data set" if st["max_records"] else "")
-        + "." + _quick_text(payload),
+        + "."
+        + _quick_text(payload),
         f"Wall time {payload['wall_seconds']:.0f} s; cells computed {payload['cells']['computed']}, "
         f"reused {payload['cells']['reused']}, failed {payload['cells']['failed']}; "
         f"{payload['machine']['cpu_count']} cores, load average (1 min) "
-        + "/".join(f"{v[0]:.1f}" for v in (payload["machine"]["load_average_start"],
-                                            payload["machine"]["load_average_end"]) if v)
+        + "/".join(
+            f"{v[0]:.1f}"
+            for v in (
+                payload["machine"]["load_average_start"],
+                payload["machine"]["load_average_end"],
+            )
+            if v
+        )
         + " at start / end.",
         "Each cell: mean ± std over seeds (per-seed values in results.json); best per row in "
         "bold (lowest for wall time); n/r: the FPR is below 1 / (number of non-members), "
@@ -223,12 +263,16 @@ def _quick_text(payload: dict[str, Any]) -> str:
     st = payload["settings"]
     if not st["quick"]:
         return ""
-    changed = "; ".join(f"{spec}: " + ", ".join(f"{k}={v}" for k, v in params.items())
-                        for spec, params in payload.get("quick_changes", {}).items())
-    return (" **Quick smoke run** (`--quick`): 1 seed, at most "
-            f"{st['max_records']:,} records per data set"
-            + (f", and attack settings below their defaults: {changed}" if changed else "")
-            + ". Its numbers do not show the attacks' full strength.")
+    changed = "; ".join(
+        f"{spec}: " + ", ".join(f"{k}={v}" for k, v in params.items())
+        for spec, params in payload.get("quick_changes", {}).items()
+    )
+    return (
+        " **Quick smoke run** (`--quick`): 1 seed, at most "
+        f"{st['max_records']:,} records per data set"
+        + (f", and attack settings below their defaults: {changed}" if changed else "")
+        + ". Its numbers do not show the attacks' full strength."
+    )
 
 
 def markdown_report(payload: dict[str, Any], fprs: tuple[float, ...]) -> str:
@@ -246,8 +290,14 @@ def markdown_report(payload: dict[str, Any], fprs: tuple[float, ...]) -> str:
     if payload["skipped"]:
         lines += ["## Skipped data sets", ""]
         for name, msg in payload["skipped"].items():
-            lines += [f"**{name}**: not available, skipped. Loader message:", "", "```",
-                      msg.strip(), "```", ""]
+            lines += [
+                f"**{name}**: not available, skipped. Loader message:",
+                "",
+                "```",
+                msg.strip(),
+                "```",
+                "",
+            ]
     if payload["failed"]:
         lines += ["## Failed cells", ""]
         lines += [f"- {cell}: {msg}" for cell, msg in payload["failed"].items()] + [""]
@@ -260,9 +310,13 @@ def _slug(name: str) -> str:
 
 def _roc_frame(entry: dict[str, Any]) -> pd.DataFrame:
     s = entry["seeds"][0]
-    return pd.concat([pd.DataFrame({"attack": a, "repeat": 0, "member": c["member"],
-                                    "score": c["scores"]}) for a, c in s["cells"].items()],
-                     ignore_index=True)
+    return pd.concat(
+        [
+            pd.DataFrame({"attack": a, "repeat": 0, "member": c["member"], "score": c["scores"]})
+            for a, c in s["cells"].items()
+        ],
+        ignore_index=True,
+    )
 
 
 def _html_report(payload: dict[str, Any], fprs: tuple[float, ...], pngs: dict[str, Path]) -> str:
@@ -279,8 +333,11 @@ def _html_report(payload: dict[str, Any], fprs: tuple[float, ...], pngs: dict[st
 
     for key, title in metric_names(fprs):
         note = metric_note(key, payload)
-        parts.append(f"<h2>{esc(title)}</h2>" + (f"<p class='note'>{esc(note)}</p>" if note else "")
-                     + table(metric_table(summary, key, attacks)))
+        parts.append(
+            f"<h2>{esc(title)}</h2>"
+            + (f"<p class='note'>{esc(note)}</p>" if note else "")
+            + table(metric_table(summary, key, attacks))
+        )
     if summary:
         parts.append("<h2>Data sets and targets</h2>" + table_html(dataset_table(summary)))
     if pngs:
@@ -289,11 +346,19 @@ def _html_report(payload: dict[str, Any], fprs: tuple[float, ...], pngs: dict[st
             parts.append(png_img(png.read_bytes(), f"ROC {name}"))
         parts.append("</div>")
     if payload["skipped"]:
-        parts.append("<h2>Skipped data sets</h2>" + "".join(
-            f"<p><b>{esc(n)}</b></p><pre>{esc(m.strip())}</pre>" for n, m in payload["skipped"].items()))
+        parts.append(
+            "<h2>Skipped data sets</h2>"
+            + "".join(
+                f"<p><b>{esc(n)}</b></p><pre>{esc(m.strip())}</pre>"
+                for n, m in payload["skipped"].items()
+            )
+        )
     if payload["failed"]:
-        parts.append("<h2>Failed cells</h2><ul>" + "".join(
-            f"<li>{esc(c)}: {esc(m)}</li>" for c, m in payload["failed"].items()) + "</ul>")
+        parts.append(
+            "<h2>Failed cells</h2><ul>"
+            + "".join(f"<li>{esc(c)}: {esc(m)}</li>" for c, m in payload["failed"].items())
+            + "</ul>"
+        )
     return "".join(parts) + "</body></html>"
 
 
@@ -309,15 +374,28 @@ def machine(load_start: tuple[float, ...]) -> dict[str, Any]:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             versions[dist] = None
-    return {"platform": platform.platform(), "python": platform.python_version(),
-            "cpu_count": os.cpu_count(), "versions": versions,
-            "load_average_start": list(load_start), "load_average_end": list(os.getloadavg())}
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "versions": versions,
+        "load_average_start": list(load_start),
+        "load_average_end": list(os.getloadavg()),
+    }
 
 
-def write_outputs(out: Path, report: dict[str, Any], settings: dict[str, Any], *,
-                  fprs: tuple[float, ...], html: bool, command: str | None,
-                  wall_seconds: float, cells: dict[str, int],
-                  load_start: tuple[float, ...] = ()) -> tuple[dict[str, Any], list[Path]]:
+def write_outputs(
+    out: Path,
+    report: dict[str, Any],
+    settings: dict[str, Any],
+    *,
+    fprs: tuple[float, ...],
+    html: bool,
+    command: str | None,
+    wall_seconds: float,
+    cells: dict[str, int],
+    load_start: tuple[float, ...] = (),
+) -> tuple[dict[str, Any], list[Path]]:
     """Write results.json, results.md, roc_<data set>.png (and report.html) into ``out``.
 
     The files are made in a temporary folder and moved in together, so an interrupted
@@ -358,7 +436,9 @@ def write_outputs(out: Path, report: dict[str, Any], settings: dict[str, Any], *
         (tmp_path / "results.json").write_text(json.dumps(payload, indent=1, default=str) + "\n")
         (tmp_path / "results.md").write_text(markdown_report(payload, fprs))
         if html:
-            (tmp_path / "report.html").write_text(_html_report(payload, fprs, pngs), encoding="utf-8")
+            (tmp_path / "report.html").write_text(
+                _html_report(payload, fprs, pngs), encoding="utf-8"
+            )
         for f in sorted(tmp_path.iterdir()):
             shutil.move(str(f), out / f.name)
             written.append(out / f.name)

@@ -73,8 +73,7 @@ def resolve_device_name(
     count = n_gpus()
     if count <= 0:
         warnings.warn(
-            f"device={device!r} requested but CUDA is not available to {library}; "
-            "using the CPU",
+            f"device={device!r} requested but CUDA is not available to {library}; using the CPU",
             RuntimeWarning,
             stacklevel=stacklevel + 1,
         )

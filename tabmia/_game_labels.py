@@ -46,11 +46,8 @@ def game_labels(labels: Any, member: Any) -> np.ndarray:
     if member.dtype != bool:
         raise ValueError(f"member must be boolean, got dtype {member.dtype}")
     if labels.shape != member.shape:
-        raise ValueError(
-            f"labels has {labels.shape[0]} entries but member has {member.shape[0]}"
-        )
-    out = np.empty(labels.shape[0], dtype=[(GAME_FIELDS[0], labels.dtype),
-                                            (GAME_FIELDS[1], bool)])
+        raise ValueError(f"labels has {labels.shape[0]} entries but member has {member.shape[0]}")
+    out = np.empty(labels.shape[0], dtype=[(GAME_FIELDS[0], labels.dtype), (GAME_FIELDS[1], bool)])
     out[GAME_FIELDS[0]] = labels
     out[GAME_FIELDS[1]] = member
     return out

@@ -23,13 +23,13 @@ from sklearn.utils import gen_batches
 
 from tabmia._rows import n_rows, take_rows
 
-__all__ = ["chunk_bounds", "parse_memory", "record_bytes", "resolve_max_memory",
-           "total_memory"]
+__all__ = ["chunk_bounds", "parse_memory", "record_bytes", "resolve_max_memory", "total_memory"]
 
 # decimal and binary units alike, the way people write them ("8GB", "8G", "8GiB")
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-_PATTERN = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmgt]?)(i?b)?\s*$",
-                      re.IGNORECASE)
+_PATTERN = re.compile(
+    r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE
+)
 _SHARE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
 #: The least budget taken: below it, per-call overheads dominate any chunk.
 _MIN_BYTES = 2**20
@@ -76,8 +76,9 @@ def parse_memory(value: Any, name: str = "max_memory") -> int:
     """
     what = f"{name}={value!r}" if name else repr(value)
     if isinstance(value, bool):
-        raise ValueError(f"{name or 'a memory size'} must be a size such as '8GB' or '25%', "
-                         f"got {value!r}")
+        raise ValueError(
+            f"{name or 'a memory size'} must be a size such as '8GB' or '25%', got {value!r}"
+        )
     if isinstance(value, (Integral, Real)):
         size = float(value)
     elif isinstance(value, str):
@@ -86,8 +87,9 @@ def parse_memory(value: Any, name: str = "max_memory") -> int:
         if share is not None:
             pct = float(share.group(1))
             if not 0 < pct <= 100:
-                raise ValueError(f"{what}: a share of the machine's memory must be above 0% "
-                                 "and at most 100%")
+                raise ValueError(
+                    f"{what}: a share of the machine's memory must be above 0% and at most 100%"
+                )
             size = total_memory() * pct / 100.0
         elif match is not None:
             size = float(match.group(1)) * _UNITS[match.group(2).lower()]
@@ -98,14 +100,15 @@ def parse_memory(value: Any, name: str = "max_memory") -> int:
                 "('25%')"
             )
     else:
-        raise ValueError(f"{name or 'a memory size'} must be a size such as '8GB' or '25%', "
-                         f"got {type(value).__name__} {value!r}")
+        raise ValueError(
+            f"{name or 'a memory size'} must be a size such as '8GB' or '25%', "
+            f"got {type(value).__name__} {value!r}"
+        )
     if not math.isfinite(size) or size <= 0:
         raise ValueError(f"{what} must be a positive memory size")
     if size > total_memory():
         raise ValueError(
-            f"{what} is more than this machine's memory "
-            f"({total_memory() / 2**30:.1f} GiB)"
+            f"{what} is more than this machine's memory ({total_memory() / 2**30:.1f} GiB)"
         )
     return max(int(size), _MIN_BYTES)
 
@@ -139,8 +142,9 @@ def record_bytes(X: Any) -> int:
     return max(8, per_row)
 
 
-def chunk_bounds(n: int, row_bytes: int, budget: int, *, parts: int = 1,
-                 multiple: int = 1) -> list[slice]:
+def chunk_bounds(
+    n: int, row_bytes: int, budget: int, *, parts: int = 1, multiple: int = 1
+) -> list[slice]:
     """Consecutive slices of ``n`` rows, each small enough for ``budget`` bytes.
 
     Parameters

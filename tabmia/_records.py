@@ -33,8 +33,11 @@ def _is_number(dtype: Any) -> bool:
 def _common_dtypes(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The same number read as int in one file and as float in the other is the same
     value: cast such column pairs to float64 on both sides."""
-    cast = {c: np.float64 for c in a.columns
-            if a[c].dtype != b[c].dtype and _is_number(a[c].dtype) and _is_number(b[c].dtype)}
+    cast = {
+        c: np.float64
+        for c in a.columns
+        if a[c].dtype != b[c].dtype and _is_number(a[c].dtype) and _is_number(b[c].dtype)
+    }
     return (a.astype(cast), b.astype(cast)) if cast else (a, b)
 
 

@@ -57,7 +57,11 @@ def to_tensor(arr: np.ndarray, device: Any) -> Any:
 
 
 def module_gradient_norms(
-    module: Any, Xf: np.ndarray, y_idx: Any, *, device: Any = None,
+    module: Any,
+    Xf: np.ndarray,
+    y_idx: Any,
+    *,
+    device: Any = None,
     batch_size: int | None = None,
 ) -> np.ndarray:
     """Per-record norm of the gradient of the loss with respect to all parameters.
@@ -126,8 +130,17 @@ def module_gradient_norms(
 def _is_plain_mlp(module: Any) -> bool:
     from torch import nn
 
-    elementwise = (nn.ReLU, nn.Tanh, nn.Sigmoid, nn.Identity, nn.GELU, nn.SiLU, nn.ELU,
-                   nn.LeakyReLU, nn.Softplus)
+    elementwise = (
+        nn.ReLU,
+        nn.Tanh,
+        nn.Sigmoid,
+        nn.Identity,
+        nn.GELU,
+        nn.SiLU,
+        nn.ELU,
+        nn.LeakyReLU,
+        nn.Softplus,
+    )
     if not isinstance(module, nn.Sequential):
         return False
     for layer in module:

@@ -120,7 +120,9 @@ def audit_model(
             f"{int(shared.sum())} of {shared.size} training records also appear in the "
             "population data (same features and label): a record cannot be both a member "
             "and a non-member, so the results understate what an attacker learns. Remove "
-            "them from the population data", DuplicateRecordsWarning, stacklevel=2,
+            "them from the population data",
+            DuplicateRecordsWarning,
+            stacklevel=2,
         )
     rng = check_random_state(random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max))
@@ -138,37 +140,56 @@ def audit_model(
     # an int seed gives the label test's Monte Carlo tables the same draws as a CLI
     # pre-check with that seed, so both report one message
     check_seed = random_state if isinstance(random_state, (int, np.integer)) else 0
-    findings = (check_inputs(target, X_train, y_train, X_population, y_population,
-                             random_state=check_seed)
-                if check_plausibility else [])
+    findings = (
+        check_inputs(target, X_train, y_train, X_population, y_population, random_state=check_seed)
+        if check_plausibility
+        else []
+    )
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
     member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
     game = MembershipRound(
-        seed=seed, X_public=take_rows(X_population, public), y_public=y_population[public],
-        X_candidates=concat_rows([take_rows(X_train, members), take_rows(X_population, nonmembers)]),
-        y_candidates=np.r_[y_train[members], y_population[nonmembers]], member=member,
-        columns={"record": np.r_[members, nonmembers],
-                 "source": np.where(member, "train", "population")},
-        train_size=n_rows(X_train), target=target,
+        seed=seed,
+        X_public=take_rows(X_population, public),
+        y_public=y_population[public],
+        X_candidates=concat_rows(
+            [take_rows(X_train, members), take_rows(X_population, nonmembers)]
+        ),
+        y_candidates=np.r_[y_train[members], y_population[nonmembers]],
+        member=member,
+        columns={
+            "record": np.r_[members, nonmembers],
+            "source": np.where(member, "train", "population"),
+        },
+        train_size=n_rows(X_train),
+        target=target,
     )
-    frames, rows, fitted = game.play(attacks, fprs=fprs, gammas=gammas, verbose=verbose,
-                                     fpr_fallback=fpr_fallback)
+    frames, rows, fitted = game.play(
+        attacks, fprs=fprs, gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback
+    )
     # -- plausibility of the results: an AUC below chance (tabmia.plausibility) -------
     after = check_attack_scores(pd.concat(frames, ignore_index=True))
     for finding in after:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
     split = MembershipSplit(train=members, members=members, nonmembers=nonmembers, public=public)
-    accuracy = pd.DataFrame([{
-        "repeat": 0,
-        "train_accuracy": _accuracy(target, X_train, y_train),
-        "test_accuracy": _accuracy(target, X_population, y_population),
-    }])
+    accuracy = pd.DataFrame(
+        [
+            {
+                "repeat": 0,
+                "train_accuracy": _accuracy(target, X_train, y_train),
+                "test_accuracy": _accuracy(target, X_population, y_population),
+            }
+        ]
+    )
     return ExperimentResult(
-        scores=pd.concat(frames, ignore_index=True), metrics=pd.DataFrame(rows),
-        targets=[target], splits=[split], target_accuracy=accuracy, attacks=fitted,
+        scores=pd.concat(frames, ignore_index=True),
+        metrics=pd.DataFrame(rows),
+        targets=[target],
+        splits=[split],
+        target_accuracy=accuracy,
+        attacks=fitted,
         findings=tuple(findings) + tuple(after),
     )
 

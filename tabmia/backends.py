@@ -283,8 +283,7 @@ class Backend:
         elif not self.device_params:
             _check_vocabulary(device)
             return "cpu"
-        return resolve_device_name(device, n_gpus=self.gpu_count, library=self.label,
-                                   stacklevel=3)
+        return resolve_device_name(device, n_gpus=self.gpu_count, library=self.label, stacklevel=3)
 
     def device_settings(self, device: Any = "auto", *, n_rows: int | None = None) -> dict:
         """The model parameters that put it on ``device`` (empty without a device notion)."""
@@ -311,43 +310,72 @@ BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
         Backend(
-            name="torch", label="torch", modules=("torch",),
+            name="torch",
+            label="torch",
+            modules=("torch",),
             factory="tabmia.shadow.torch_mlp:TorchMLPClassifier",
             device_params=("device",),
             execution_params=_COMMON_EXECUTION | {"device"},
-            gpu_min_rows=0, probe="_torch_gpus",
+            gpu_min_rows=0,
+            probe="_torch_gpus",
         ),
         Backend(
-            name="catboost", label="CatBoost", modules=("catboost",),
+            name="catboost",
+            label="CatBoost",
+            modules=("catboost",),
             factory="tabmia.shadow.boosting:catboost_classifier",
-            device_params=("task_type", "devices"), thread_params=("thread_count",),
+            device_params=("task_type", "devices"),
+            thread_params=("thread_count",),
             default_threads=(None, -1),
-            execution_params=_COMMON_EXECUTION | {
-                "verbosity", "silent", "logging_level", "thread_count", "task_type",
-                "devices", "allow_writing_files", "train_dir", "gpu_ram_part",
+            execution_params=_COMMON_EXECUTION
+            | {
+                "verbosity",
+                "silent",
+                "logging_level",
+                "thread_count",
+                "task_type",
+                "devices",
+                "allow_writing_files",
+                "train_dir",
+                "gpu_ram_part",
                 "used_ram_limit",
             },
             gpu_min_rows=GPU_MIN_ROWS,
-            gpu_unsupported=("MultiQuantile",), probe="_catboost_gpus", lists_all_params=False,
-            to_params=_catboost_params, from_params=_catboost_device,
+            gpu_unsupported=("MultiQuantile",),
+            probe="_catboost_gpus",
+            lists_all_params=False,
+            to_params=_catboost_params,
+            from_params=_catboost_device,
         ),
         Backend(
-            name="xgboost", label="XGBoost", modules=("xgboost",),
+            name="xgboost",
+            label="XGBoost",
+            modules=("xgboost",),
             factory="tabmia.shadow.boosting:xgboost_classifier",
-            device_params=("device",), thread_params=("n_jobs", "nthread"),
+            device_params=("device",),
+            thread_params=("n_jobs", "nthread"),
             execution_params=_COMMON_EXECUTION | {"device", "nthread", "verbosity"},
-            gpu_min_rows=GPU_MIN_ROWS, probe="_xgboost_gpus",
+            gpu_min_rows=GPU_MIN_ROWS,
+            probe="_xgboost_gpus",
         ),
         Backend(
-            name="lightgbm", label="LightGBM", modules=("lightgbm",),
+            name="lightgbm",
+            label="LightGBM",
+            modules=("lightgbm",),
             factory="tabmia.shadow.boosting:lightgbm_classifier",
-            thread_params=("n_jobs", "num_threads"), default_threads=(None, -1),
+            thread_params=("n_jobs", "num_threads"),
+            default_threads=(None, -1),
             execution_params=_COMMON_EXECUTION | {"num_threads", "verbosity"},
         ),
         Backend(
-            name="sklearn", label="scikit-learn", modules=("sklearn",), factory=None,
-            thread_params=("n_jobs",), execution_params=_COMMON_EXECUTION,
-            thread_invariant=True, thread_modules=("sklearn.ensemble",),
+            name="sklearn",
+            label="scikit-learn",
+            modules=("sklearn",),
+            factory=None,
+            thread_params=("n_jobs",),
+            execution_params=_COMMON_EXECUTION,
+            thread_invariant=True,
+            thread_modules=("sklearn.ensemble",),
         ),
     )
 }
@@ -476,8 +504,11 @@ def final_model(estimator: Any) -> Any:
         if isinstance(steps, list) and steps:
             estimator = steps[-1][1]
             continue
-        inner = estimator.get_params(deep=False).get("estimator") if hasattr(
-            estimator, "get_params") else None
+        inner = (
+            estimator.get_params(deep=False).get("estimator")
+            if hasattr(estimator, "get_params")
+            else None
+        )
         if inner is not None and hasattr(inner, "get_params"):
             estimator = inner
             continue
@@ -501,8 +532,9 @@ def training_device(estimator: Any) -> tuple[str, Backend]:
         if backend.gpu_min_rows == 0:  # resolved by the model where it trains
             with warnings.catch_warnings():  # the model warns itself when it trains
                 warnings.simplefilter("ignore", RuntimeWarning)
-                name = resolve_device_name(params.get("device", "auto"),
-                                           n_gpus=backend.gpu_count, library=backend.label)
+                name = resolve_device_name(
+                    params.get("device", "auto"), n_gpus=backend.gpu_count, library=backend.label
+                )
         else:
             name = backend.from_params(params)
         if name != "cpu":

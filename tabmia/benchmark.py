@@ -119,8 +119,13 @@ def _load(name: str, resolved: str, max_records: int | None, random_state: int) 
     n_total = n_rows(X)
     X, y = subsample(X, y, max_records, random_state)  # as tabmia audit --max-records
     descr = str(getattr(bunch, "DESCR", "") or "").strip().splitlines()
-    return {"X": X, "y": y, "n_total": n_total, "source": descr[0] if descr else resolved,
-            "status": next((d for d in descr if d.startswith("Status:")), "")}
+    return {
+        "X": X,
+        "y": y,
+        "n_total": n_total,
+        "source": descr[0] if descr else resolved,
+        "status": next((d for d in descr if d.startswith("Status:")), ""),
+    }
 
 
 def run_benchmark(
@@ -237,11 +242,17 @@ def run_benchmark(
         seeds = 1
         max_records = min(max_records or QUICK_MAX_RECORDS, QUICK_MAX_RECORDS)
     requested, device = device, _runner_device(device)
-    protos = build_attacks(list(attacks) if not isinstance(attacks, str) else attacks,
-                           fast=quick, fpr=threshold_fpr, n_jobs=n_jobs, device=device)
+    protos = build_attacks(
+        list(attacks) if not isinstance(attacks, str) else attacks,
+        fast=quick,
+        fpr=threshold_fpr,
+        n_jobs=n_jobs,
+        device=device,
+    )
     # a CUDA request already answered by the no-GPU note is not reported again
-    _note_settings_not_used(protos, model, n_jobs=n_jobs,
-                            device=device if device == requested else "auto")
+    _note_settings_not_used(
+        protos, model, n_jobs=n_jobs, device=device if device == requested else "auto"
+    )
     specs = {t: parse_attack_spec(t) for t in protos}
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -251,18 +262,34 @@ def run_benchmark(
     store = _CellStore(out / "cells")
     seed_list = game_seeds(random_state, seeds)
     settings = {
-        "datasets": names, "resolved": resolved, "model": model, "attacks": list(protos),
-        "seeds": seeds, "game_seeds": seed_list, "fprs": list(fprs),
-        "threshold_fpr": threshold_fpr, "train_size": train_size, "public_size": public_size,
+        "datasets": names,
+        "resolved": resolved,
+        "model": model,
+        "attacks": list(protos),
+        "seeds": seeds,
+        "game_seeds": seed_list,
+        "fprs": list(fprs),
+        "threshold_fpr": threshold_fpr,
+        "train_size": train_size,
+        "public_size": public_size,
         "prior": prior,
-        "max_records": max_records, "quick": quick, "n_jobs": n_jobs, "device": device,
+        "max_records": max_records,
+        "quick": quick,
+        "n_jobs": n_jobs,
+        "device": device,
         "random_state": random_state,
         "attack_params": {t: _attack_settings(a) for t, a in protos.items()},
     }
     result = BenchmarkResult(results={})
     report: dict[str, Any] = {"datasets": {}, "skipped": {}, "failed": {}}
-    bar = tqdm(total=len(names) * seeds * len(protos), desc="tabmia benchmark", unit="cell",
-               file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(names) * seeds * len(protos),
+        desc="tabmia benchmark",
+        unit="cell",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     said: set[str] = set()
     try:
         for name in names:
@@ -274,28 +301,47 @@ def run_benchmark(
                 continue
             # said once a data set loads; if none does, the one error below says it all
             for skipped in [n for n in report["skipped"] if n not in said]:
-                tqdm.write(f"{skipped}: not available, skipped: "
-                           f"{report['skipped'][skipped].splitlines()[0]}", file=sys.stderr)
+                tqdm.write(
+                    f"{skipped}: not available, skipped: "
+                    f"{report['skipped'][skipped].splitlines()[0]}",
+                    file=sys.stderr,
+                )
                 said.add(skipped)
             X, y = data["X"], data["y"]
             entry: dict[str, Any] = {
-                "resolved": resolved[name], "source": data["source"], "status": data["status"],
-                "n_records": int(y.shape[0]), "n_records_total": int(data["n_total"]),
-                "n_features": int(X.shape[1]), "seeds": [],
+                "resolved": resolved[name],
+                "source": data["source"],
+                "status": data["status"],
+                "n_records": int(y.shape[0]),
+                "n_records_total": int(data["n_total"]),
+                "n_features": int(X.shape[1]),
+                "seeds": [],
             }
             for i, seed in enumerate(seed_list):
-                game_round = MembershipRound.draw(X, y, seed, train_size=train_size,
-                                                  public_size=public_size, prior=prior)
-                game = {"format": _CELL_FORMAT, "dataset": resolved[name],
-                        "n_records": int(y.shape[0]), "n_features": int(X.shape[1]),
-                        "max_records": max_records, "subsample_seed": random_state,
-                        "train_size": train_size, "public_size": public_size, "prior": prior,
-                        "model": model, "seed": seed}
+                game_round = MembershipRound.draw(
+                    X, y, seed, train_size=train_size, public_size=public_size, prior=prior
+                )
+                game = {
+                    "format": _CELL_FORMAT,
+                    "dataset": resolved[name],
+                    "n_records": int(y.shape[0]),
+                    "n_features": int(X.shape[1]),
+                    "max_records": max_records,
+                    "subsample_seed": random_state,
+                    "train_size": train_size,
+                    "public_size": public_size,
+                    "prior": prior,
+                    "model": model,
+                    "seed": seed,
+                }
                 cells = {}
                 for text, proto in protos.items():
                     bar.set_postfix_str(f"{name} seed {i} {text}", refresh=False)
-                    identity = {**game, "attack": specs[text].name,
-                                "params": _attack_settings(proto)}
+                    identity = {
+                        **game,
+                        "attack": specs[text].name,
+                        "params": _attack_settings(proto),
+                    }
                     key = _digest(identity)
                     cell = store.load(key)
                     if cell is not None:
@@ -303,50 +349,73 @@ def run_benchmark(
                     else:
                         if game_round.target is None:
                             game_round.train_target(make_model(model, X, device=device))
-                        cell = _compute_cell(game_round, text, proto, specs[text],
-                                             shadow_dir=out / "shadows" / _digest(game))
+                        cell = _compute_cell(
+                            game_round,
+                            text,
+                            proto,
+                            specs[text],
+                            shadow_dir=out / "shadows" / _digest(game),
+                        )
                         if "error" in cell:
                             report["failed"][f"{name} seed {i} {text}"] = cell["error"]
-                            tqdm.write(f"{name} seed {i} {text}: failed: {cell['error']}",
-                                       file=sys.stderr)
+                            tqdm.write(
+                                f"{name} seed {i} {text}: failed: {cell['error']}", file=sys.stderr
+                            )
                             bar.update(1)
                             continue
                         cell["target_accuracy"] = game_round.accuracy
                         cell["key"], cell["settings"] = key, identity
-                        store.save(key, {k: v for k, v in cell.items()
-                                         if k not in ("member", "scores")},
-                                   cell["member"], cell["scores"])
+                        store.save(
+                            key,
+                            {k: v for k, v in cell.items() if k not in ("member", "scores")},
+                            cell["member"],
+                            cell["scores"],
+                        )
                         result.computed += 1
                     cells[text] = cell
                     bar.update(1)
                 split = game_round.split
                 assert split is not None  # a drawn round has its split
-                entry["seeds"].append({
-                    "seed": seed, "n_members": int(split.members.size),
-                    "n_nonmembers": int(split.nonmembers.size),
-                    "cells": cells,
-                })
+                entry["seeds"].append(
+                    {
+                        "seed": seed,
+                        "n_members": int(split.members.size),
+                        "n_nonmembers": int(split.nonmembers.size),
+                        "cells": cells,
+                    }
+                )
             report["datasets"][name] = entry
     finally:
         bar.close()
     if not report["datasets"]:
         # nothing ran: an error, not an empty table (a CI job would read it as a result)
-        reasons = "; ".join(f"{name}: {why.splitlines()[0]}"
-                            for name, why in report["skipped"].items())
+        reasons = "; ".join(
+            f"{name}: {why.splitlines()[0]}" for name, why in report["skipped"].items()
+        )
         raise DataNotFoundError(f"no data set could be loaded, nothing was written ({reasons})")
     for skipped in [n for n in report["skipped"] if n not in said]:  # skipped after the last
-        tqdm.write(f"{skipped}: not available, skipped: "
-                   f"{report['skipped'][skipped].splitlines()[0]}", file=sys.stderr)
+        tqdm.write(
+            f"{skipped}: not available, skipped: {report['skipped'][skipped].splitlines()[0]}",
+            file=sys.stderr,
+        )
     for entry in report["datasets"].values():
         for s in entry["seeds"]:
             for c in s["cells"].values():
                 c["metrics"] = cell_metrics(c, fprs, seed=s["seed"])
     result.failed = report["failed"]
     result.results, result.files = write_outputs(
-        out, report, settings, fprs=fprs, html=html, command=command,
+        out,
+        report,
+        settings,
+        fprs=fprs,
+        html=html,
+        command=command,
         wall_seconds=time.perf_counter() - t_start,
-        cells={"computed": result.computed, "reused": result.reused,
-               "failed": len(report["failed"])},
+        cells={
+            "computed": result.computed,
+            "reused": result.reused,
+            "failed": len(report["failed"]),
+        },
         load_start=load_start,
     )
     return result
@@ -361,29 +430,40 @@ def _runner_device(device: str) -> str:
 
     resolve_device_name(device, n_gpus=lambda: 1, check_index=False)  # the vocabulary
     if str(device).startswith("cuda") and not gpu_present():
-        warnings.warn(f"device {device}: no GPU is present; training and scoring run on the "
-                      "CPU", RunNote, stacklevel=3)
+        warnings.warn(
+            f"device {device}: no GPU is present; training and scoring run on the CPU",
+            RunNote,
+            stacklevel=3,
+        )
         return "cpu"
     return device
 
 
-def _note_settings_not_used(attacks: dict[str, Any], model: str, *, n_jobs: int | None,
-                            device: str) -> None:
+def _note_settings_not_used(
+    attacks: dict[str, Any], model: str, *, n_jobs: int | None, device: str
+) -> None:
     """A note (``RunNote``) naming runner settings that no attack (nor the model) uses."""
     from tabmia._attack_builder import unused_settings_note
     from tabmia.backends import has_device
     from tabmia.exceptions import RunNote
     from tabmia.recipes import make_model
 
-    given = {k: text for k, on, text in (("n_jobs", n_jobs is not None, f"n_jobs={n_jobs}"),
-                                         ("device", device != "auto", f"device={device}")) if on}
+    given = {
+        k: text
+        for k, on, text in (
+            ("n_jobs", n_jobs is not None, f"n_jobs={n_jobs}"),
+            ("device", device != "auto", f"device={device}"),
+        )
+        if on
+    }
     note = unused_settings_note(attacks, given, model_takes_device=has_device(make_model(model)))
     if note is not None:
         warnings.warn(note, RunNote, stacklevel=3)
 
 
-def _compute_cell(game: Any, text: str, proto: Any, spec: Any, *,
-                  shadow_dir: Path) -> dict[str, Any]:
+def _compute_cell(
+    game: Any, text: str, proto: Any, spec: Any, *, shadow_dir: Path
+) -> dict[str, Any]:
     """Fit one attack in one game round; its scores, threshold and timings."""
     from sklearn.base import clone
 
@@ -396,19 +476,24 @@ def _compute_cell(game: Any, text: str, proto: Any, spec: Any, *,
         # shadows top up fewer, other settings never mix with them
         rest = _attack_settings(proto, leave_out=tags.model_count_params)
         attack = clone(proto).set_params(
-            cache_dir=str(shadow_dir / f"{spec.name}-{_digest(rest)[:10]}"))
+            cache_dir=str(shadow_dir / f"{spec.name}-{_digest(rest)[:10]}")
+        )
     try:
         with warnings.catch_warnings():
             # the cell records the FPR its threshold aims at and the shadows' size
             warnings.simplefilter("ignore", RunNote)
-            frames, rows, fitted = game.play({text: attack}, fprs=(), gammas=(),
-                                             fpr_fallback=True)
+            frames, rows, fitted = game.play({text: attack}, fprs=(), gammas=(), fpr_fallback=True)
     except Exception as exc:  # noqa: BLE001 - one attack failing must not lose the others
         first = str(exc).splitlines()[0] if str(exc) else ""
         return {"error": f"{type(exc).__name__}: {first}"}
-    return {"attack": text, "member": game.member,
-            "scores": frames[0]["score"].to_numpy(dtype=np.float64),
-            "threshold": float(fitted[0].threshold_), "fit_seconds": rows[0]["fit_seconds"],
-            "score_seconds": rows[0]["score_seconds"], "fpr_target": rows[0]["fpr_target"],
-            "n_calibration": fitted[0].n_calibration_,
-            **{k: rows[0][k] for k in ("shadow_train_size", "shadow_size_note") if k in rows[0]}}
+    return {
+        "attack": text,
+        "member": game.member,
+        "scores": frames[0]["score"].to_numpy(dtype=np.float64),
+        "threshold": float(fitted[0].threshold_),
+        "fit_seconds": rows[0]["fit_seconds"],
+        "score_seconds": rows[0]["score_seconds"],
+        "fpr_target": rows[0]["fpr_target"],
+        "n_calibration": fitted[0].n_calibration_,
+        **{k: rows[0][k] for k in ("shadow_train_size", "shadow_size_note") if k in rows[0]},
+    }

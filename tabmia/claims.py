@@ -26,8 +26,13 @@ from scipy import special
 
 from tabmia.metrics import dp_consistency
 
-__all__ = ["CLAIM_STATES", "ClaimCheck", "check_claimed_epsilon", "membership_claim_check",
-           "records_to_refute"]
+__all__ = [
+    "CLAIM_STATES",
+    "ClaimCheck",
+    "check_claimed_epsilon",
+    "membership_claim_check",
+    "records_to_refute",
+]
 
 #: The three answers to "does the audit refute the claim?".
 CLAIM_STATES: tuple[str, ...] = ("refuted", "consistent", "cannot_tell")
@@ -143,8 +148,14 @@ def records_to_refute(epsilon: float, delta: float = 0.0, confidence: float = 0.
 
 
 def membership_claim_check(
-    tp: int, n_members: int, fp: int, n_nonmembers: int, epsilon: float, delta: float = 0.0,
-    *, confidence: float = 0.95,
+    tp: int,
+    n_members: int,
+    fp: int,
+    n_nonmembers: int,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    confidence: float = 0.95,
 ) -> ClaimCheck:
     """Refuted, consistent or cannot tell: one decision rule of a membership game against
     a claimed (epsilon, delta).
@@ -171,22 +182,54 @@ def membership_claim_check(
     unit = "members and as many non-members"
     pct = f"{100 * confidence:g}%"
     if check["verdict"] == "no":
-        return ClaimCheck("refuted", epsilon, delta, confidence, None, unit,
-                          f"even the TPR's {pct} lower bound is above the largest TPR the claim "
-                          "allows at the FPR's upper bound")
-    best = dp_consistency(n_members, n_members, 0, n_nonmembers, epsilon, delta,
-                          confidence=confidence)
+        return ClaimCheck(
+            "refuted",
+            epsilon,
+            delta,
+            confidence,
+            None,
+            unit,
+            f"even the TPR's {pct} lower bound is above the largest TPR the claim "
+            "allows at the FPR's upper bound",
+        )
+    best = dp_consistency(
+        n_members, n_members, 0, n_nonmembers, epsilon, delta, confidence=confidence
+    )
     if best["verdict"] != "no":
         needed = records_to_refute(epsilon, delta, confidence)
-        more = ("no feasible number of records can" if needed is None else
-                f"that takes at least {needed} members and as many non-members")
-        return ClaimCheck("cannot_tell", epsilon, delta, confidence, needed, unit,
-                          f"even an attack flagging all {n_members} members and none of the "
-                          f"{n_nonmembers} non-members would not refute it at {pct}; {more}")
+        more = (
+            "no feasible number of records can"
+            if needed is None
+            else f"that takes at least {needed} members and as many non-members"
+        )
+        return ClaimCheck(
+            "cannot_tell",
+            epsilon,
+            delta,
+            confidence,
+            needed,
+            unit,
+            f"even an attack flagging all {n_members} members and none of the "
+            f"{n_nonmembers} non-members would not refute it at {pct}; {more}",
+        )
     if check["verdict"] == "not resolved":
-        return ClaimCheck("cannot_tell", epsilon, delta, confidence, None, unit,
-                          "the TPR is above the bound at the measured FPR, but within the "
-                          f"FPR's uncertainty with {n_nonmembers} non-members")
-    return ClaimCheck("consistent", epsilon, delta, confidence, None, unit,
-                      "the rates are within the bound, and this game could have refuted the "
-                      "claim (flagging every member and no non-member would have)")
+        return ClaimCheck(
+            "cannot_tell",
+            epsilon,
+            delta,
+            confidence,
+            None,
+            unit,
+            "the TPR is above the bound at the measured FPR, but within the "
+            f"FPR's uncertainty with {n_nonmembers} non-members",
+        )
+    return ClaimCheck(
+        "consistent",
+        epsilon,
+        delta,
+        confidence,
+        None,
+        unit,
+        "the rates are within the bound, and this game could have refuted the "
+        "claim (flagging every member and no non-member would have)",
+    )

@@ -10,9 +10,16 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
-    "UnresolvableFPRError", "AuditTooSmallError", "TargetOutputsError", "LabelOnlyTargetError",
-    "DuplicateRecordsWarning", "RunNote",
-    "FPRFallbackWarning", "ShadowSizeWarning", "PlausibilityWarning", "DegenerateRatioWarning",
+    "UnresolvableFPRError",
+    "AuditTooSmallError",
+    "TargetOutputsError",
+    "LabelOnlyTargetError",
+    "DuplicateRecordsWarning",
+    "RunNote",
+    "FPRFallbackWarning",
+    "ShadowSizeWarning",
+    "PlausibilityWarning",
+    "DegenerateRatioWarning",
     "DataNotFoundError",
 ]
 

@@ -45,8 +45,14 @@ from tabmia.plausibility import check_attack_scores
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = [
-    "MembershipSplit", "split_membership", "game_seeds", "subsample", "MembershipRound",
-    "ExperimentResult", "MembershipExperiment", "run_attacks",
+    "MembershipSplit",
+    "split_membership",
+    "game_seeds",
+    "subsample",
+    "MembershipRound",
+    "ExperimentResult",
+    "MembershipExperiment",
+    "run_attacks",
 ]
 
 
@@ -204,24 +210,47 @@ class MembershipRound:
     data: tuple[Any, np.ndarray] | None = field(default=None, repr=False)
 
     @classmethod
-    def draw(cls, X: Any, y: np.ndarray, seed: int, *, train_size: float | int = 0.5,
-             public_size: float | int = 0.5, prior: float | None = None) -> MembershipRound:
+    def draw(
+        cls,
+        X: Any,
+        y: np.ndarray,
+        seed: int,
+        *,
+        train_size: float | int = 0.5,
+        public_size: float | int = 0.5,
+        prior: float | None = None,
+    ) -> MembershipRound:
         """The round of ``seed`` on ``(X, y)``: its split (:func:`split_membership`)."""
-        split = split_membership(y.shape[0], train_size=train_size, public_size=public_size,
-                                 prior=prior, random_state=seed)
+        split = split_membership(
+            y.shape[0],
+            train_size=train_size,
+            public_size=public_size,
+            prior=prior,
+            random_state=seed,
+        )
         cand = np.r_[split.members, split.nonmembers]
         member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
-        return cls(seed=int(seed), X_public=take_rows(X, split.public), y_public=y[split.public],
-                   X_candidates=take_rows(X, cand), y_candidates=y[cand], member=member,
-                   columns={"record": cand}, train_size=int(split.train.size), split=split,
-                   data=(X, y))
+        return cls(
+            seed=int(seed),
+            X_public=take_rows(X, split.public),
+            y_public=y[split.public],
+            X_candidates=take_rows(X, cand),
+            y_candidates=y[cand],
+            member=member,
+            columns={"record": cand},
+            train_size=int(split.train.size),
+            split=split,
+            data=(X, y),
+        )
 
     def train_target(self, estimator: Any) -> Any:
         """Train a clone of ``estimator`` on the members, every ``random_state`` in it
         set to the seed; sets and returns :attr:`target` (and :attr:`accuracy`)."""
         if self.data is None:
-            raise ValueError("this round was built around a trained target: it holds no "
-                             "data set to train one on (use MembershipRound.draw)")
+            raise ValueError(
+                "this round was built around a trained target: it holds no "
+                "data set to train one on (use MembershipRound.draw)"
+            )
         X, y = self.data
         assert self.split is not None  # a round with data was drawn, so it has its split
         train, held_out = self.split.train, self.split.nonmembers
@@ -237,16 +266,34 @@ class MembershipRound:
         self.target = target
         return target
 
-    def play(self, attacks: dict[str, Any], *, fprs: tuple[float, ...],
-             gammas: tuple[float, ...], repeat: int = 0, verbose: bool = False,
-             fpr_fallback: bool = False) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
+    def play(
+        self,
+        attacks: dict[str, Any],
+        *,
+        fprs: tuple[float, ...],
+        gammas: tuple[float, ...],
+        repeat: int = 0,
+        verbose: bool = False,
+        fpr_fallback: bool = False,
+    ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
         """Fit ``attacks`` against the target and score the candidates
         (:func:`run_attacks`); every row and frame is labelled ``repeat``."""
         frames, rows, fitted = run_attacks(
-            self.target, attacks, self.X_public, self.y_public, self.X_candidates,
-            self.y_candidates, self.member, seed=self.seed, fprs=fprs, gammas=gammas,
-            verbose=verbose, extra_columns=self.columns, repeat=repeat,
-            fpr_fallback=fpr_fallback, train_size=self.train_size,
+            self.target,
+            attacks,
+            self.X_public,
+            self.y_public,
+            self.X_candidates,
+            self.y_candidates,
+            self.member,
+            seed=self.seed,
+            fprs=fprs,
+            gammas=gammas,
+            verbose=verbose,
+            extra_columns=self.columns,
+            repeat=repeat,
+            fpr_fallback=fpr_fallback,
+            train_size=self.train_size,
         )
         for row in rows:
             row["repeat"] = repeat
@@ -314,16 +361,38 @@ class ExperimentResult:
             ``tpr`` (with ``tpr_low`` / ``tpr_high``), ``fp``, ``n_nonmembers``,
             ``fpr`` (with ``fpr_low`` / ``fpr_high``): 95% Clopper-Pearson intervals.
         """
-        cols = ["repeat", "seed", "attack", "threshold", "tp", "n_members", "tpr", "tpr_low",
-                "tpr_high", "fp", "n_nonmembers", "fpr", "fpr_low", "fpr_high"]
+        cols = [
+            "repeat",
+            "seed",
+            "attack",
+            "threshold",
+            "tp",
+            "n_members",
+            "tpr",
+            "tpr_low",
+            "tpr_high",
+            "fp",
+            "n_nonmembers",
+            "fpr",
+            "fpr_low",
+            "fpr_high",
+        ]
         return self.metrics[[c for c in cols if c in self.metrics]].reset_index(drop=True)
 
     def with_delta(self, delta: float, *, confidence: float = 0.95) -> ExperimentResult:
         """A copy whose empirical epsilon lower bounds are for (epsilon, ``delta``)-DP."""
         metrics = self.metrics.copy()
-        eps = [empirical_epsilon(int(r.tp), int(r.n_members), int(r.fp), int(r.n_nonmembers),
-                                 delta=delta, confidence=confidence)
-               for r in metrics[["tp", "n_members", "fp", "n_nonmembers"]].itertuples()]
+        eps = [
+            empirical_epsilon(
+                int(r.tp),
+                int(r.n_members),
+                int(r.fp),
+                int(r.n_nonmembers),
+                delta=delta,
+                confidence=confidence,
+            )
+            for r in metrics[["tp", "n_members", "fp", "n_nonmembers"]].itertuples()
+        ]
         metrics["epsilon"] = [e["epsilon"] for e in eps]
         metrics["epsilon_lower"] = [e["epsilon_lower"] for e in eps]
         metrics["delta"] = float(delta)
@@ -417,18 +486,33 @@ class MembershipExperiment:
             raise ValueError(f"X has {n_rows(X)} records but y has {y.shape[0]} labels")
         score_frames, metric_rows, targets, splits, acc_rows, fitted = [], [], [], [], [], []
         for repeat, seed in enumerate(game_seeds(self.random_state, self.n_repeats)):
-            game = MembershipRound.draw(X, y, seed, train_size=self.train_size,
-                                        public_size=self.public_size, prior=self.prior)
+            game = MembershipRound.draw(
+                X,
+                y,
+                seed,
+                train_size=self.train_size,
+                public_size=self.public_size,
+                prior=self.prior,
+            )
             assert game.split is not None  # a drawn round has its split
             check_audit_size(game.split.members.size, game.split.nonmembers.size)
             targets.append(game.train_target(self.estimator))
             assert game.accuracy is not None  # set by train_target
             splits.append(game.split)
-            acc_rows.append({"repeat": repeat, "train_accuracy": game.accuracy["train"],
-                             "test_accuracy": game.accuracy["test"]})
+            acc_rows.append(
+                {
+                    "repeat": repeat,
+                    "train_accuracy": game.accuracy["train"],
+                    "test_accuracy": game.accuracy["test"],
+                }
+            )
             frames, rows, attacks = game.play(
-                self.attacks, fprs=self.fprs, gammas=self.gammas, repeat=repeat,
-                verbose=self.verbose, fpr_fallback=self.fpr_fallback,
+                self.attacks,
+                fprs=self.fprs,
+                gammas=self.gammas,
+                repeat=repeat,
+                verbose=self.verbose,
+                fpr_fallback=self.fpr_fallback,
             )
             score_frames += frames
             metric_rows += rows
@@ -514,7 +598,9 @@ def run_attacks(
     for name, proto in attacks.items():
         attack = clone(proto).set_params(target=target)
         tags = membership_tags(attack)
-        settings: dict[str, Any] = {"random_state": seed} if "random_state" in tags.runner_settings else {}
+        settings: dict[str, Any] = (
+            {"random_state": seed} if "random_state" in tags.runner_settings else {}
+        )
         if train_size is not None and tags.train_size_param is not None:
             # shadows learn what the target learned only from as many records
             settings[tags.train_size_param] = int(train_size)
@@ -524,15 +610,19 @@ def run_attacks(
         t0 = time.perf_counter()
         caught: list = []
         try:
-            with progress_label(f"seed {repeat}: {name}"), \
-                    warnings.catch_warnings(record=True) as caught:
+            with (
+                progress_label(f"seed {repeat}: {name}"),
+                warnings.catch_warnings(record=True) as caught,
+            ):
                 warnings.simplefilter("always", FPRFallbackWarning)
                 if tags.fit_includes_candidates:
                     # the public records are the pool's known non-members (its calibration)
-                    known = np.r_[np.ones(len(y_public), bool),
-                                  np.zeros(len(y_candidates), bool)]
-                    attack.fit(concat_rows([X_public, X_candidates]),
-                               np.r_[y_public, y_candidates], known_nonmembers=known)
+                    known = np.r_[np.ones(len(y_public), bool), np.zeros(len(y_candidates), bool)]
+                    attack.fit(
+                        concat_rows([X_public, X_candidates]),
+                        np.r_[y_public, y_candidates],
+                        known_nonmembers=known,
+                    )
                 else:
                     attack.fit(X_public, y_public)
         except UnresolvableFPRError as exc:
@@ -544,22 +634,39 @@ def run_attacks(
         s = attack.decision_function(X_candidates, y_candidates)
         t2 = time.perf_counter()
         threshold = attack.threshold_
-        m = attack_metrics(member, s, threshold=threshold, fprs=fprs, gammas=gammas,
-                           random_state=seed)
+        m = attack_metrics(
+            member, s, threshold=threshold, fprs=fprs, gammas=gammas, random_state=seed
+        )
         aim = attack.fpr_
-        row = {"seed": seed, "attack": name, **m, "fpr_target": aim,
-               "fpr_requested": attack.fpr if aim is not None else None,
-               "fit_seconds": t1 - t0, "score_seconds": t2 - t1,
-               "n_queries": int(attack.target_.n_queries_)}
+        row = {
+            "seed": seed,
+            "attack": name,
+            **m,
+            "fpr_target": aim,
+            "fpr_requested": attack.fpr if aim is not None else None,
+            "fit_seconds": t1 - t0,
+            "score_seconds": t2 - t1,
+            "n_queries": int(attack.target_.n_queries_),
+        }
         if tags.reports_model_size:
             row["shadow_train_size"] = attack.shadow_train_size_
             row["shadow_size_note"] = attack.shadow_size_note_
             if attack.shadow_size_note_ and train_size is not None:
-                warnings.warn(f"{name}: {attack.shadow_size_note_}", ShadowSizeWarning,
-                              stacklevel=2)
+                warnings.warn(
+                    f"{name}: {attack.shadow_size_note_}", ShadowSizeWarning, stacklevel=2
+                )
         rows.append(row)
-        frames.append(pd.DataFrame({"attack": name, **(extra_columns or {}), "member": member,
-                                    "score": s, "flagged": s >= threshold}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "attack": name,
+                    **(extra_columns or {}),
+                    "member": member,
+                    "score": s,
+                    "flagged": s >= threshold,
+                }
+            )
+        )
         fitted.append(attack)
         if verbose:
             print(f"  {name}: AUC {m['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
@@ -574,15 +681,20 @@ def _check_outputs(target: Any, attacks: dict[str, Any]) -> None:
     ``target_outputs`` tag against :attr:`~tabmia.target.TargetModel.outputs`)."""
     outputs = as_target(target).outputs
     needs = {name: membership_tags(a).target_outputs for name, a in attacks.items()}
-    refused = {name: need for name, need in needs.items()
-               if not membership_tags(attacks[name]).works_with(outputs)}
+    refused = {
+        name: need
+        for name, need in needs.items()
+        if not membership_tags(attacks[name]).works_with(outputs)
+    }
     if refused:
         usable = [name for name in attacks if name not in refused]
         raise TargetOutputsError(
             f"the target gives {_OUTPUT_WORDS.get(outputs, outputs)} only: "
-            + ", ".join(f"{name} (needs {_OUTPUT_WORDS.get(need, need)})"
-                        for name, need in refused.items())
-            + " cannot attack it" + (f"; {', '.join(usable)} can" if usable else "")
+            + ", ".join(
+                f"{name} (needs {_OUTPUT_WORDS.get(need, need)})" for name, need in refused.items()
+            )
+            + " cannot attack it"
+            + (f"; {', '.join(usable)} can" if usable else "")
         )
 
 

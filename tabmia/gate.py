@@ -58,8 +58,14 @@ from tabmia.metrics import DEFAULT_DELTA, _epsilon_from_rates, clopper_pearson, 
 from tabmia.report.state import VerdictState, own_threshold_summary, tie_reach, verdict_state
 
 __all__ = [
-    "EXIT_ABOVE", "EXIT_BELOW", "EXIT_UNRESOLVED", "GateResult", "LimitCheck", "RiskLimit",
-    "evaluate_gate", "parse_limits",
+    "EXIT_ABOVE",
+    "EXIT_BELOW",
+    "EXIT_UNRESOLVED",
+    "GateResult",
+    "LimitCheck",
+    "RiskLimit",
+    "evaluate_gate",
+    "parse_limits",
 ]
 
 #: Exit status of ``tabmia audit --fail-above`` when the audit shows every limit met.
@@ -104,8 +110,9 @@ class RiskLimit:
         key, sep, value = str(text).strip().partition("=")
         key = key.strip().lower()
         if not sep:
-            raise ValueError(f"{text!r}: expected METRIC=LIMIT, e.g. tpr@0.01=0.05, auc=0.6 "
-                             "or epsilon=4")
+            raise ValueError(
+                f"{text!r}: expected METRIC=LIMIT, e.g. tpr@0.01=0.05, auc=0.6 or epsilon=4"
+            )
         try:
             limit = float(value)
         except ValueError:
@@ -128,8 +135,9 @@ class RiskLimit:
             if not 0.0 <= limit < math.inf:
                 raise ValueError(f"{text!r}: an epsilon limit must be >= 0, got {limit:g}")
             return cls("epsilon", limit)
-        raise ValueError(f"{text!r}: unknown metric {key!r}; use tpr@<fpr> (e.g. tpr@0.01), "
-                         "auc or epsilon")
+        raise ValueError(
+            f"{text!r}: unknown metric {key!r}; use tpr@<fpr> (e.g. tpr@0.01), auc or epsilon"
+        )
 
 
 def parse_limits(specs: str | Iterable[str]) -> tuple[RiskLimit, ...]:
@@ -141,8 +149,9 @@ def parse_limits(specs: str | Iterable[str]) -> tuple[RiskLimit, ...]:
         For a malformed limit, or one metric given twice.
     """
     texts = [specs] if isinstance(specs, str) else list(specs)
-    limits = tuple(RiskLimit.parse(part) for text in texts for part in str(text).split(",")
-                   if part.strip())
+    limits = tuple(
+        RiskLimit.parse(part) for text in texts for part in str(text).split(",") if part.strip()
+    )
     names = [lim.name for lim in limits]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -184,10 +193,17 @@ class LimitCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """The check as JSON-ready values (the ``gate`` entry of ``results.json``)."""
-        return {"metric": self.limit.name, "limit": self.limit.limit, "outcome": self.outcome,
-                "attack": self.attack, "value": _json(self.value), "low": _json(self.low),
-                "high": _json(self.high), "reason": self.reason,
-                "attacks": [{k: _json(v) for k, v in a.items()} for a in self.attacks]}
+        return {
+            "metric": self.limit.name,
+            "limit": self.limit.limit,
+            "outcome": self.outcome,
+            "attack": self.attack,
+            "value": _json(self.value),
+            "low": _json(self.low),
+            "high": _json(self.high),
+            "reason": self.reason,
+            "attacks": [{k: _json(v) for k, v in a.items()} for a in self.attacks],
+        }
 
 
 @dataclass(frozen=True)
@@ -218,8 +234,11 @@ class GateResult:
         """What the limits' checks alone decide: ``"above"`` if any limit is shown
         exceeded, else ``"unresolved"`` if any is open, else ``"below"``."""
         outcomes = {c.outcome for c in self.checks}
-        return "above" if "above" in outcomes else (
-            "unresolved" if "unresolved" in outcomes else "below")
+        return (
+            "above"
+            if "above" in outcomes
+            else ("unresolved" if "unresolved" in outcomes else "below")
+        )
 
     @property
     def outcome(self) -> str:
@@ -233,8 +252,9 @@ class GateResult:
         never where the inputs contradict themselves."""
         if self.blocked_by:
             return False
-        return self.outcome == "below" or (self.outcome == "unresolved"
-                                           and self.unresolved == "pass")
+        return self.outcome == "below" or (
+            self.outcome == "unresolved" and self.unresolved == "pass"
+        )
 
     @property
     def exit_status(self) -> int:
@@ -246,20 +266,28 @@ class GateResult:
     def lines(self) -> list[str]:
         """One line per limit, the findings accepted, then the decision."""
         accepted = self.state.accepted if self.state is not None else ()
-        return ([c.line() for c in self.checks]
-                + ([f"accepted warnings (checked by the user, not deciding): "
-                    f"{', '.join(accepted)}"] if accepted else [])
-                + [self.summary()])
+        return (
+            [c.line() for c in self.checks]
+            + (
+                [f"accepted warnings (checked by the user, not deciding): {', '.join(accepted)}"]
+                if accepted
+                else []
+            )
+            + [self.summary()]
+        )
 
     def summary(self) -> str:
         """The decision in one line, with the exit status."""
         if self.blocked_by:
             assert self.state is not None
-            return (f"CANNOT TELL (exit status {EXIT_UNRESOLVED}): the inputs contradict "
-                    f"themselves ({', '.join(self.blocked_by)}), so no limit's check above is "
-                    f"evidence (they say {self.limits_outcome}). To fix: "
-                    + "; ".join(self.state.fixes()) + ". Having checked, --accept-warning NAME "
-                    "(accept_warnings=[NAME] in Python) lets the limits decide")
+            return (
+                f"CANNOT TELL (exit status {EXIT_UNRESOLVED}): the inputs contradict "
+                f"themselves ({', '.join(self.blocked_by)}), so no limit's check above is "
+                f"evidence (they say {self.limits_outcome}). To fix: "
+                + "; ".join(self.state.fixes())
+                + ". Having checked, --accept-warning NAME "
+                "(accept_warnings=[NAME] in Python) lets the limits decide"
+            )
         if self.outcome == "above":
             over = ", ".join(c.limit.name for c in self.checks if c.outcome == "above")
             return f"FAIL (exit status {EXIT_ABOVE}): the audit shows {over} above the limit"
@@ -267,19 +295,28 @@ class GateResult:
             return f"PASS (exit status {EXIT_BELOW}): the audit shows every limit met"
         open_ = ", ".join(c.limit.name for c in self.checks if c.outcome == "unresolved")
         if self.unresolved == "pass":
-            return (f"PASS (exit status {EXIT_BELOW}, --unresolved pass): the audit cannot "
-                    f"tell whether {open_} is within its limit")
-        return (f"CANNOT TELL (exit status {EXIT_UNRESOLVED}): the audit cannot tell whether "
-                f"{open_} is within its limit; more records narrow the intervals, or "
-                "--unresolved pass lets it pass")
+            return (
+                f"PASS (exit status {EXIT_BELOW}, --unresolved pass): the audit cannot "
+                f"tell whether {open_} is within its limit"
+            )
+        return (
+            f"CANNOT TELL (exit status {EXIT_UNRESOLVED}): the audit cannot tell whether "
+            f"{open_} is within its limit; more records narrow the intervals, or "
+            "--unresolved pass lets it pass"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The decision as JSON-ready values (``results.json``'s ``gate``)."""
-        return {"outcome": self.outcome, "passed": self.passed, "exit_status": self.exit_status,
-                "unresolved": self.unresolved, "limits_outcome": self.limits_outcome,
-                "blocked_by": list(self.blocked_by),
-                "accepted_warnings": list(self.state.accepted if self.state else ()),
-                "checks": [c.to_dict() for c in self.checks]}
+        return {
+            "outcome": self.outcome,
+            "passed": self.passed,
+            "exit_status": self.exit_status,
+            "unresolved": self.unresolved,
+            "limits_outcome": self.limits_outcome,
+            "blocked_by": list(self.blocked_by),
+            "accepted_warnings": list(self.state.accepted if self.state else ()),
+            "checks": [c.to_dict() for c in self.checks],
+        }
 
 
 def evaluate_gate(
@@ -341,8 +378,11 @@ def evaluate_gate(
             checks.append(_check_auc(metrics, lim))
             continue
         summary = own_threshold_summary(metrics, confidence=_CONFIDENCE)
-        checks.append(_check_tpr(summary, lim, tie_reach(result.scores, lim.fpr or 0.0))
-                      if lim.metric == "tpr" else _check_epsilon(summary, lim, delta))
+        checks.append(
+            _check_tpr(summary, lim, tie_reach(result.scores, lim.fpr or 0.0))
+            if lim.metric == "tpr"
+            else _check_epsilon(summary, lim, delta)
+        )
     return GateResult(tuple(checks), unresolved, state)
 
 
@@ -362,8 +402,16 @@ def _decide(limit: RiskLimit, rows: pd.DataFrame, describe: Any) -> LimitCheck:
         outcome = "unresolved"
     r = rows.loc[name]
     per_attack = [{"attack": a, **row} for a, row in rows.to_dict(orient="index").items()]
-    return LimitCheck(limit, outcome, str(name), float(r["value"]), float(r["low"]),
-                      float(r["high"]), describe(name, r, outcome), per_attack)
+    return LimitCheck(
+        limit,
+        outcome,
+        str(name),
+        float(r["value"]),
+        float(r["low"]),
+        float(r["high"]),
+        describe(name, r, outcome),
+        per_attack,
+    )
 
 
 def _check_tpr(summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame) -> LimitCheck:
@@ -375,61 +423,97 @@ def _check_tpr(summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame) -> L
     # records could not promise that (a discrete promise may sit below what was asked)
     chosen_for = np.fmax(aim, summary["fpr_requested"].to_numpy(float))
     # a threshold promising alpha or less whose flags keep that: evidence of "above" at alpha
-    strict = np.where(no_goal, summary["fpr_high"] <= alpha + _TOL,
-                      (aim <= alpha * (1 + _TOL)) & (summary["fpr_low"] <= alpha + _TOL))
+    strict = np.where(
+        no_goal,
+        summary["fpr_high"] <= alpha + _TOL,
+        (aim <= alpha * (1 + _TOL)) & (summary["fpr_low"] <= alpha + _TOL),
+    )
     # a threshold chosen for alpha or higher flags a superset: evidence of "below" at alpha
-    loose = np.where(no_goal, summary["fpr_low"] >= alpha - _TOL,
-                     chosen_for >= alpha * (1 - _TOL))
+    loose = np.where(no_goal, summary["fpr_low"] >= alpha - _TOL, chosen_for >= alpha * (1 - _TOL))
     # what its tied scores hide at alpha: a random tie-break reaching alpha flags more;
     # its upper bound, not the threshold's, must be under the cap to show "below"
     ties = ties.reindex(summary.index)
     extra = ties["extra_tp"].fillna(0.0).to_numpy(float)
     n_mem = summary["n_members"].to_numpy()
-    _, reach_high = clopper_pearson(np.minimum(np.ceil(summary["tp"].to_numpy() + extra - 1e-9),
-                                               n_mem).astype(int), n_mem, _CONFIDENCE)
-    rows = pd.DataFrame({"value": summary["tpr"], "low": summary["tpr_low"],
-                         "high": np.maximum(summary["tpr_high"].to_numpy(), reach_high),
-                         "tpr_high": summary["tpr_high"], "tp": summary["tp"],
-                         "n_members": summary["n_members"], "fp": summary["fp"],
-                         "n_nonmembers": summary["n_nonmembers"], "fpr_target": aim,
-                         "tied": ties["tied"].fillna(0).to_numpy(), "extra_tp": extra,
-                         "blind": ties["blind"].eq(True).to_numpy()},
-                        index=summary.index)
-    rows["outcome"] = np.where(strict & (rows["low"] > cap), "above",
-                               np.where(loose & (rows["high"] <= cap), "below", "unresolved"))
+    _, reach_high = clopper_pearson(
+        np.minimum(np.ceil(summary["tp"].to_numpy() + extra - 1e-9), n_mem).astype(int),
+        n_mem,
+        _CONFIDENCE,
+    )
+    rows = pd.DataFrame(
+        {
+            "value": summary["tpr"],
+            "low": summary["tpr_low"],
+            "high": np.maximum(summary["tpr_high"].to_numpy(), reach_high),
+            "tpr_high": summary["tpr_high"],
+            "tp": summary["tp"],
+            "n_members": summary["n_members"],
+            "fp": summary["fp"],
+            "n_nonmembers": summary["n_nonmembers"],
+            "fpr_target": aim,
+            "tied": ties["tied"].fillna(0).to_numpy(),
+            "extra_tp": extra,
+            "blind": ties["blind"].eq(True).to_numpy(),
+        },
+        index=summary.index,
+    )
+    rows["outcome"] = np.where(
+        strict & (rows["low"] > cap),
+        "above",
+        np.where(loose & (rows["high"] <= cap), "below", "unresolved"),
+    )
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
         rate = f"TPR {_num(r['value'])} [{_num(r['low'])}, {_num(r['tpr_high'])}]"
-        counts = (f"{int(r['tp'])} of {int(r['n_members'])} training records flagged, "
-                  f"{int(r['fp'])} of {int(r['n_nonmembers'])} non-members")
-        goal = (f"its own threshold aimed at FPR {_num(r['fpr_target'])}"
-                if np.isfinite(r["fpr_target"]) else "its own threshold (no FPR goal)")
+        counts = (
+            f"{int(r['tp'])} of {int(r['n_members'])} training records flagged, "
+            f"{int(r['fp'])} of {int(r['n_nonmembers'])} non-members"
+        )
+        goal = (
+            f"its own threshold aimed at FPR {_num(r['fpr_target'])}"
+            if np.isfinite(r["fpr_target"])
+            else "its own threshold (no FPR goal)"
+        )
         beyond = f", more than FPR {alpha:g} allows" if r["blind"] else ""
-        tie = (f"its scores tie at its threshold ({int(r['tied'])} non-members share its "
-               f"highest unflagged score{beyond}): "
-               f"broken at random to reach FPR {alpha:g}, the tie flags about "
-               f"{r['extra_tp']:.0f} more training records, TPR up to {_num(r['high'])}")
+        tie = (
+            f"its scores tie at its threshold ({int(r['tied'])} non-members share its "
+            f"highest unflagged score{beyond}): "
+            f"broken at random to reach FPR {alpha:g}, the tie flags about "
+            f"{r['extra_tp']:.0f} more training records, TPR up to {_num(r['high'])}"
+        )
         if outcome == "above":
-            return (f"{name} at {goal}: {rate} ({counts}); its lower bound is over {cap:g}")
+            return f"{name} at {goal}: {rate} ({counts}); its lower bound is over {cap:g}"
         if outcome == "below":
-            return (f"every attack's TPR upper bound at its own threshold is at or under {cap:g}; "
-                    f"the highest, {name} at {goal}: {rate} ({counts})"
-                    + (f"; {tie}" if r["high"] > r["tpr_high"] else ""))
+            return (
+                f"every attack's TPR upper bound at its own threshold is at or under {cap:g}; "
+                f"the highest, {name} at {goal}: {rate} ({counts})"
+                + (f"; {tie}" if r["high"] > r["tpr_high"] else "")
+            )
         if r["tpr_high"] <= cap < r["high"]:  # under the cap only because the ties hide records
-            return (f"{name} at {goal}: {rate} ({counts}), but {tie}, so it cannot show TPR "
-                    f"under {cap:g} at FPR {alpha:g}")
+            return (
+                f"{name} at {goal}: {rate} ({counts}), but {tie}, so it cannot show TPR "
+                f"under {cap:g} at FPR {alpha:g}"
+            )
         if r["low"] <= cap < r["high"]:
-            return (f"{name} at {goal}: {rate} ({counts}); the interval contains {cap:g}: "
-                    f"{int(r['n_members'])} training records cannot tell")
+            return (
+                f"{name} at {goal}: {rate} ({counts}); the interval contains {cap:g}: "
+                f"{int(r['n_members'])} training records cannot tell"
+            )
         if r["high"] <= cap:  # under the limit, but at a stricter threshold than alpha's
-            return (f"{name} at {goal}: {rate} ({counts}) is under {cap:g} at a stricter "
-                    f"threshold, which does not show it under {cap:g} at FPR {alpha:g}")
+            return (
+                f"{name} at {goal}: {rate} ({counts}) is under {cap:g} at a stricter "
+                f"threshold, which does not show it under {cap:g} at FPR {alpha:g}"
+            )
         if np.isfinite(r["fpr_target"]) and r["fpr_target"] > alpha * (1 + _TOL):
-            return (f"{name} at {goal}, not {alpha:g} (its calibration records cannot promise "
-                    f"{alpha:g}): {rate} ({counts}) is over {cap:g} only at that looser FPR; "
-                    f"more public records let it aim at {alpha:g}")
-        return (f"{name} at {goal}: {rate} ({counts}) is over {cap:g}, but it flags more "
-                f"non-members than FPR {alpha:g} allows, so it shows nothing at {alpha:g}")
+            return (
+                f"{name} at {goal}, not {alpha:g} (its calibration records cannot promise "
+                f"{alpha:g}): {rate} ({counts}) is over {cap:g} only at that looser FPR; "
+                f"more public records let it aim at {alpha:g}"
+            )
+        return (
+            f"{name} at {goal}: {rate} ({counts}) is over {cap:g}, but it flags more "
+            f"non-members than FPR {alpha:g} allows, so it shows nothing at {alpha:g}"
+        )
 
     return _decide(limit, rows, describe)
 
@@ -440,16 +524,25 @@ def _check_auc(metrics: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
         raise ValueError("the audit's metrics have no AUC interval (auc_low, auc_high)")
     values = metrics[["auc", "auc_low", "auc_high"]].apply(pd.to_numeric, errors="coerce")
     grouped = values.groupby(metrics["attack"], sort=False)
-    rows = pd.DataFrame({"value": grouped["auc"].mean(), "low": grouped["auc_low"].min(),
-                         "high": grouped["auc_high"].max(), "n_seeds": grouped.size()})
-    rows["outcome"] = np.where(rows["low"] > cap, "above",
-                               np.where(rows["high"] <= cap, "below", "unresolved"))
+    rows = pd.DataFrame(
+        {
+            "value": grouped["auc"].mean(),
+            "low": grouped["auc_low"].min(),
+            "high": grouped["auc_high"].max(),
+            "n_seeds": grouped.size(),
+        }
+    )
+    rows["outcome"] = np.where(
+        rows["low"] > cap, "above", np.where(rows["high"] <= cap, "below", "unresolved")
+    )
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
         seeds = int(r["n_seeds"])
-        auc = (f"AUC {_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}] (95% bootstrap"
-               + (f"; mean over {seeds} seeds, interval from the lowest lower and highest "
-                  "upper bound)" if seeds > 1 else ")"))
+        auc = f"AUC {_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}] (95% bootstrap" + (
+            f"; mean over {seeds} seeds, interval from the lowest lower and highest upper bound)"
+            if seeds > 1
+            else ")"
+        )
         if outcome == "above":
             return f"{name}'s {auc}: its lower bound is over {cap:g}"
         if outcome == "below":
@@ -461,30 +554,53 @@ def _check_auc(metrics: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
 
 def _check_epsilon(summary: pd.DataFrame, limit: RiskLimit, delta: float) -> LimitCheck:
     cap = limit.limit
-    low = [empirical_epsilon(int(r.tp), int(r.n_members), int(r.fp), int(r.n_nonmembers),
-                             delta=delta, confidence=_CONFIDENCE)["epsilon_lower"]
-           for r in summary.itertuples()]  # one per attack
+    low = [
+        empirical_epsilon(
+            int(r.tp),
+            int(r.n_members),
+            int(r.fp),
+            int(r.n_nonmembers),
+            delta=delta,
+            confidence=_CONFIDENCE,
+        )["epsilon_lower"]
+        for r in summary.itertuples()
+    ]  # one per attack
     point = [_epsilon_from_rates(r.tpr, r.fpr, delta) for r in summary.itertuples()]
     high = [_epsilon_from_rates(r.tpr_high, r.fpr_low, delta) for r in summary.itertuples()]
-    rows = pd.DataFrame({"value": point, "low": low, "high": high, "tp": summary["tp"],
-                         "n_members": summary["n_members"], "fp": summary["fp"],
-                         "n_nonmembers": summary["n_nonmembers"]}, index=summary.index)
-    rows["outcome"] = np.where(rows["low"] > cap, "above",
-                               np.where(rows["high"] <= cap, "below", "unresolved"))
+    rows = pd.DataFrame(
+        {
+            "value": point,
+            "low": low,
+            "high": high,
+            "tp": summary["tp"],
+            "n_members": summary["n_members"],
+            "fp": summary["fp"],
+            "n_nonmembers": summary["n_nonmembers"],
+        },
+        index=summary.index,
+    )
+    rows["outcome"] = np.where(
+        rows["low"] > cap, "above", np.where(rows["high"] <= cap, "below", "unresolved")
+    )
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
-        eps = (f"ε {_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}] for δ = {delta:g} "
-               f"({int(r['tp'])} of {int(r['n_members'])} training records, {int(r['fp'])} of "
-               f"{int(r['n_nonmembers'])} non-members flagged at its own threshold)")
+        eps = (
+            f"ε {_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}] for δ = {delta:g} "
+            f"({int(r['tp'])} of {int(r['n_members'])} training records, {int(r['fp'])} of "
+            f"{int(r['n_nonmembers'])} non-members flagged at its own threshold)"
+        )
         if outcome == "above":
-            return (f"{name}'s decisions demonstrate {eps}: its lower bound is over {cap:g}, so "
-                    f"({cap:g}, {delta:g})-DP training cannot have produced them")
+            return (
+                f"{name}'s decisions demonstrate {eps}: its lower bound is over {cap:g}, so "
+                f"({cap:g}, {delta:g})-DP training cannot have produced them"
+            )
         if outcome == "below":
-            return (f"no attack's decisions demonstrate more than ε = {cap:g}; the highest upper "
-                    f"bound, {name}'s: {eps}. An audit shows no DP guarantee, only what these "
-                    "attacks demonstrate")
-        return (f"{name}'s {eps} contains {cap:g}: {int(r['n_nonmembers'])} non-members "
-                "cannot tell")
+            return (
+                f"no attack's decisions demonstrate more than ε = {cap:g}; the highest upper "
+                f"bound, {name}'s: {eps}. An audit shows no DP guarantee, only what these "
+                "attacks demonstrate"
+            )
+        return f"{name}'s {eps} contains {cap:g}: {int(r['n_nonmembers'])} non-members cannot tell"
 
     return _decide(limit, rows, describe)
 

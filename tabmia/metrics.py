@@ -90,8 +90,10 @@ def check_audit_size(
     AuditTooSmallError
         If there are fewer than ``minimum`` members or non-member candidates.
     """
-    for count, what in ((n_members, "members (training records scored)"),
-                        (n_nonmembers, "non-member candidates")):
+    for count, what in (
+        (n_members, "members (training records scored)"),
+        (n_nonmembers, "non-member candidates"),
+    ):
         if count < minimum:
             raise AuditTooSmallError(
                 f"the audit has {count} {what}; at least {minimum} are needed for its rates "
@@ -104,13 +106,9 @@ def _check_membership_scores(membership: Any, scores: Any) -> tuple[np.ndarray, 
     m = np.asarray(membership)
     s = np.asarray(scores, dtype=np.float64)
     if m.ndim != 1 or s.ndim != 1:
-        raise ValueError(
-            f"membership and scores must be 1-D, got shapes {m.shape} and {s.shape}"
-        )
+        raise ValueError(f"membership and scores must be 1-D, got shapes {m.shape} and {s.shape}")
     if m.shape[0] != s.shape[0]:
-        raise ValueError(
-            f"membership has {m.shape[0]} records but scores has {s.shape[0]}"
-        )
+        raise ValueError(f"membership has {m.shape[0]} records but scores has {s.shape[0]}")
     if m.dtype != bool:
         uniq = np.unique(m)
         if not np.isin(uniq, [0, 1]).all():
@@ -222,8 +220,13 @@ def ppv(tpr: Any, fpr: Any, gamma: float = 1.0) -> Any:
 
 
 def ppv_interval(
-    tp: int, n_members: int, fp: int, n_nonmembers: int, gamma: float = 1.0,
-    *, confidence: float = 0.95,
+    tp: int,
+    n_members: int,
+    fp: int,
+    n_nonmembers: int,
+    gamma: float = 1.0,
+    *,
+    confidence: float = 0.95,
 ) -> tuple[float, float]:
     """Confidence interval of the PPV of one decision rule under prior ``gamma``.
 
@@ -310,9 +313,7 @@ def make_membership_scorer(metric: str = "tpr_at_fpr", *, fpr: float = 0.01) -> 
         ``scorer(attack, X, y)`` returning a float, higher = better attack.
     """
     if metric not in ("tpr_at_fpr", "auc", "advantage"):
-        raise ValueError(
-            f"metric must be 'tpr_at_fpr', 'auc' or 'advantage', got {metric!r}"
-        )
+        raise ValueError(f"metric must be 'tpr_at_fpr', 'auc' or 'advantage', got {metric!r}")
     if not 0.0 < float(fpr) < 1.0:
         raise ValueError(f"fpr must be in (0, 1), got {fpr}")
     return _MembershipScorer(metric, float(fpr))
@@ -376,8 +377,9 @@ def bootstrap_auc_interval(
     return float(np.quantile(values, a)), float(np.quantile(values, 1.0 - a))
 
 
-def _weighted_auc(w_pos: np.ndarray, cum: np.ndarray, below: np.ndarray,
-                  at_most: np.ndarray | None) -> float:
+def _weighted_auc(
+    w_pos: np.ndarray, cum: np.ndarray, below: np.ndarray, at_most: np.ndarray | None
+) -> float:
     """AUC of members drawn ``w_pos`` times against non-members whose draws, in ascending
     score order, add up to ``cum`` (``cum[j]``: draws of the ``j`` lowest); ties count one
     half (``at_most`` None: there are none).
@@ -453,8 +455,14 @@ def dp_tpr_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
 
 
 def dp_consistency(
-    tp: int, n_members: int, fp: int, n_nonmembers: int, epsilon: float, delta: float = 0.0,
-    *, confidence: float = 0.95,
+    tp: int,
+    n_members: int,
+    fp: int,
+    n_nonmembers: int,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    confidence: float = 0.95,
 ) -> dict[str, Any]:
     """Whether one decision rule's measured rates are consistent with (epsilon, delta)-DP.
 
@@ -482,8 +490,15 @@ def dp_consistency(
         verdict = "yes"
     else:
         verdict = "not resolved"
-    return {"tpr": tpr, "tpr_low": float(tpr_lo), "fpr": fpr, "fpr_high": float(fpr_hi),
-            "tpr_bound": bound, "tpr_bound_at_fpr_high": bound_hi, "verdict": verdict}
+    return {
+        "tpr": tpr,
+        "tpr_low": float(tpr_lo),
+        "fpr": fpr,
+        "fpr_high": float(fpr_hi),
+        "tpr_bound": bound,
+        "tpr_bound_at_fpr_high": bound_hi,
+        "verdict": verdict,
+    }
 
 
 def _epsilon_from_rates(tpr: float, fpr: float, delta: float) -> float:
@@ -601,7 +616,6 @@ def attack_metrics(
             out[f"ppv@gamma={g:g}_low"], out[f"ppv@gamma={g:g}_high"] = lo_g, hi_g
             out[f"ppv@gamma={g:g}_resolved"] = ppv_resolved(r["fp"], lo_g, hi_g)
         out["delta"] = float(delta)
-        eps = empirical_epsilon(r["tp"], n_pos, r["fp"], n_neg, delta=delta,
-                                confidence=confidence)
+        eps = empirical_epsilon(r["tp"], n_pos, r["fp"], n_neg, delta=delta, confidence=confidence)
         out["epsilon"], out["epsilon_lower"] = eps["epsilon"], eps["epsilon_lower"]
     return out

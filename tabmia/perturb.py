@@ -122,7 +122,9 @@ class TabularNoise:
         if not isinstance(self.sigma, Real) or not np.isfinite(self.sigma) or self.sigma <= 0:
             raise ValueError(f"sigma must be a finite float > 0, got {self.sigma!r}")
         if self.noise_scale not in _NOISE_SCALES:
-            raise ValueError(f"noise_scale must be one of {_NOISE_SCALES}, got {self.noise_scale!r}")
+            raise ValueError(
+                f"noise_scale must be one of {_NOISE_SCALES}, got {self.noise_scale!r}"
+            )
         for name in ("categorical_flip", "binary_flip"):
             p = getattr(self, name)
             if not isinstance(p, Real) or not 0.0 <= p <= 1.0:
@@ -334,7 +336,9 @@ class TabularNoise:
         rep.data[noisy] += self.gauss_[t[noisy] - 1, rep.indices[noisy]]
         if self.flips_.any():
             # flips of copy t (a 0/1 cell x becomes x + f - 2 x f: an exact XOR)
-            f_rows = sp.csr_matrix(np.vstack([np.zeros((1, d), bool), self.flips_]), dtype=np.float64)
+            f_rows = sp.csr_matrix(
+                np.vstack([np.zeros((1, d), bool), self.flips_]), dtype=np.float64
+            )
             F = f_rows[copy_of_row]
             rep = rep + F - 2.0 * rep.multiply(F)
         rep = sp.csr_matrix(rep)
@@ -395,8 +399,9 @@ class TabularRays:
                 "coordinate, which would densify the matrix; pass a dense array or DataFrame"
             )
         # sigma 1 in std units: scale_ is the public std of each numeric column
-        self.columns_ = TabularNoise(sigma=1.0, noise_scale="std", categorical_flip=0.5,
-                                     binary_flip=0.5).fit(X)
+        self.columns_ = TabularNoise(
+            sigma=1.0, noise_scale="std", categorical_flip=0.5, binary_flip=0.5
+        ).fit(X)
         cols = self.columns_
         names = cols.columns_ if cols.kind_ == "frame" else list(range(cols.n_features_in_))
         self._plain = [j for j, r in enumerate(cols.roles_) if r != "categorical"]
@@ -446,8 +451,10 @@ class TabularRays:
         if cols.kind_ != "frame":
             arr = _as_float_array(X)
             if arr.shape[1] != cols.n_features_in_:
-                raise ValueError(f"X has {arr.shape[1]} columns but the rays were fitted on "
-                                 f"{cols.n_features_in_}")
+                raise ValueError(
+                    f"X has {arr.shape[1]} columns but the rays were fitted on "
+                    f"{cols.n_features_in_}"
+                )
             out = arr[np.asarray(rows)].astype(np.float64)
             self._move_plain(out, plain_shift)
             return out
@@ -480,8 +487,7 @@ class TabularRays:
             vals[:, binary] = np.where(np.isnan(moved), np.nan, (moved >= 0.5).astype(float))
 
     @staticmethod
-    def _move_categorical(col: pd.Series, values: np.ndarray, shift: np.ndarray,
-                          dtype: Any) -> Any:
+    def _move_categorical(col: pd.Series, values: np.ndarray, shift: np.ndarray, dtype: Any) -> Any:
         """The category with the largest coordinate after the step, per row."""
         current = pd.Index(values).get_indexer(col.to_numpy(dtype=object))
         score = shift.copy()
@@ -498,5 +504,8 @@ class TabularRays:
 
 
 def _as_float_array(X: Any) -> np.ndarray:
-    return as_float_matrix(X, hint="pass a pandas DataFrame with categorical (category / "
-                                   "string) columns so they can be resampled")
+    return as_float_matrix(
+        X,
+        hint="pass a pandas DataFrame with categorical (category / "
+        "string) columns so they can be resampled",
+    )

@@ -248,42 +248,64 @@ def check_inputs(
         proba = np.eye(model.n_classes)[predicted]
     else:
         proba = np.vstack([model.predict_proba(X_train), model.predict_proba(X_population)])
-    y_idx = np.r_[model.encode_labels(y_train, name="y_train"),
-                  model.encode_labels(y_population, name="y_population")]
+    y_idx = np.r_[
+        model.encode_labels(y_train, name="y_train"),
+        model.encode_labels(y_population, name="y_population"),
+    ]
     found = []
     brier = ((proba - np.eye(proba.shape[1])[y_idx]) ** 2).sum(axis=1)
     _, p = fit_gap_test(brier[:n_train], brier[n_train:])
     if p < alpha:
         correct = np.argmax(proba, axis=1) == y_idx
-        found.append(Finding("fit_gap", (
-            f"the model fits its training records worse than the population records: "
-            f"accuracy {correct[:n_train].mean():.3f} against {correct[n_train:].mean():.3f}, "
-            f"mean Brier score {brier[:n_train].mean():.3f} against "
-            f"{brier[n_train:].mean():.3f} (one-sided Welch t-test, p = {p:.2g}). A model fits "
-            "the records it was trained on at least as well as others: the training and "
-            "population records may be swapped, or the training labels wrong; the attacks' "
-            "rates would then understate the leak"), p))
+        found.append(
+            Finding(
+                "fit_gap",
+                (
+                    f"the model fits its training records worse than the population records: "
+                    f"accuracy {correct[:n_train].mean():.3f} against {correct[n_train:].mean():.3f}, "
+                    f"mean Brier score {brier[:n_train].mean():.3f} against "
+                    f"{brier[n_train:].mean():.3f} (one-sided Welch t-test, p = {p:.2g}). A model fits "
+                    "the records it was trained on at least as well as others: the training and "
+                    "population records may be swapped, or the training labels wrong; the attacks' "
+                    "rates would then understate the leak"
+                ),
+                p,
+            )
+        )
     p, method = label_shift_test(y_train, y_population, random_state=random_state)
     table = _label_table(y_train, y_population)
     shift = 0.5 * np.abs(table[0] / table[0].sum() - table[1] / table[1].sum()).sum()
     if p < alpha and shift >= MIN_LABEL_SHIFT:
-        found.append(Finding("label_shift", (
-            f"the labels of the training records ({_shares(y_train)}) and of the population "
-            f"records ({_shares(y_population)}) differ beyond chance ({method}, p = {p:.2g}; "
-            f"total variation {shift:.3f}): the population may come from another "
-            "distribution (another period or source, a filtered or stratified file), which "
-            "lets an attack tell the two apart by label alone and overstates the leak, or "
-            "a label column is wrong"), p))
+        found.append(
+            Finding(
+                "label_shift",
+                (
+                    f"the labels of the training records ({_shares(y_train)}) and of the population "
+                    f"records ({_shares(y_population)}) differ beyond chance ({method}, p = {p:.2g}; "
+                    f"total variation {shift:.3f}): the population may come from another "
+                    "distribution (another period or source, a filtered or stratified file), which "
+                    "lets an attack tell the two apart by label alone and overstates the leak, or "
+                    "a label column is wrong"
+                ),
+                p,
+            )
+        )
     if model.outputs != "labels" and is_one_hot(proba):
-        found.append(Finding("label_only", (
-            f"the model's probabilities are one-hot (0/1) on all {proba.shape[0]} records: "
-            "a label-only model, whose outputs carry nothing beyond the predicted label. "
-            "Score attacks (loss, confidence, entropy, ...) then only tell correctly from "
-            "wrongly predicted records, and LiRA, RMIA, Calibrated and the quantile attack "
-            "see the same 0/1 outputs. Declare it label-only (TargetModel(..., "
-            "labels_only=True); tabmia audit --label-only) to run the label-only attacks: "
-            "the gap attack, and noise robustness and boundary distance, which probe "
-            "beyond the label and need the model itself, not its saved outputs")))
+        found.append(
+            Finding(
+                "label_only",
+                (
+                    f"the model's probabilities are one-hot (0/1) on all {proba.shape[0]} records: "
+                    "a label-only model, whose outputs carry nothing beyond the predicted label. "
+                    "Score attacks (loss, confidence, entropy, ...) then only tell correctly from "
+                    "wrongly predicted records, and LiRA, RMIA, Calibrated and the quantile attack "
+                    "see the same 0/1 outputs. Declare it label-only (TargetModel(..., "
+                    "labels_only=True); tabmia audit --label-only) to run the label-only attacks: "
+                    "the gap attack, and noise robustness and boundary distance, which probe "
+                    "beyond the label and need the model itself, not its saved outputs"
+                ),
+            )
+        )
     return found
 
 
@@ -325,14 +347,20 @@ def check_attack_scores(scores: pd.DataFrame, *, alpha: float = ALPHA) -> list[F
             below.append((f"{key[0]}{where} {auc:.3f} (p = {p:.2g})", p))
     if not below:
         return []
-    return [Finding("auc_below_chance", (
-        f"AUC below 0.5 beyond chance: {', '.join(text for text, _ in below)} (one-sided "
-        f"Mann-Whitney tests, Bonferroni-corrected over {len(groups)}). "
-        f"{'These attacks score' if len(below) > 1 else 'It scores'} the training records as "
-        "less member-like than records the model never saw, which an honest audit does not "
-        "produce: the training and population records may be swapped, the training labels "
-        "wrong, or the scores inverted, and these rates do not measure the leak"),
-        min(p for _, p in below))]
+    return [
+        Finding(
+            "auc_below_chance",
+            (
+                f"AUC below 0.5 beyond chance: {', '.join(text for text, _ in below)} (one-sided "
+                f"Mann-Whitney tests, Bonferroni-corrected over {len(groups)}). "
+                f"{'These attacks score' if len(below) > 1 else 'It scores'} the training records as "
+                "less member-like than records the model never saw, which an honest audit does not "
+                "produce: the training and population records may be swapped, the training labels "
+                "wrong, or the scores inverted, and these rates do not measure the leak"
+            ),
+            min(p for _, p in below),
+        )
+    ]
 
 
 def _shares(y: np.ndarray) -> str:

@@ -119,8 +119,9 @@ class PrecomputedLabels(_PrecomputedOutputs):
             raise ValueError(f"labels has {int(pd.isna(labels).sum())} missing (NaN) values")
         seen = pd.unique(pd.Series(labels))
         if classes is not None:
-            seen = pd.unique(pd.Series(np.r_[np.asarray(classes, dtype=object),
-                                             np.asarray(seen, dtype=object)]))
+            seen = pd.unique(
+                pd.Series(np.r_[np.asarray(classes, dtype=object), np.asarray(seen, dtype=object)])
+            )
         try:
             self.classes_ = np.sort(np.asarray(list(seen)))
         except (TypeError, ValueError) as exc:

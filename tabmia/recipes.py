@@ -31,11 +31,16 @@ from tabmia.attacks import (
 from tabmia.backends import BACKENDS
 
 __all__ = [
-    "MODEL_NAMES", "make_model", "ATTACK_PRESETS",
+    "MODEL_NAMES",
+    "make_model",
+    "ATTACK_PRESETS",
     "ATTACK_NAMES",  # noqa: F822 - computed on access by the module __getattr__
-    "AUDIT_ATTACKS", "LABEL_AUDIT_ATTACKS",
+    "AUDIT_ATTACKS",
+    "LABEL_AUDIT_ATTACKS",
     "BENCHMARK_ATTACKS",
-    "label_attack_names", "make_attack", "tabular_preprocessor",
+    "label_attack_names",
+    "make_attack",
+    "tabular_preprocessor",
 ]
 
 
@@ -83,10 +88,12 @@ def _mlp(device: str, n_rows: int | None) -> Any:
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:
-        raise ValueError('the mlp recipe is a torch MLP: install torch (pip install '
-                         '"tabmia[torch]")')
-    return BACKENDS["torch"].make(hidden_layer_sizes=(256, 256), epochs=100, batch_size=200,
-                                  lr=0.005, device=device)
+        raise ValueError(
+            'the mlp recipe is a torch MLP: install torch (pip install "tabmia[torch]")'
+        )
+    return BACKENDS["torch"].make(
+        hidden_layer_sizes=(256, 256), epochs=100, batch_size=200, lr=0.005, device=device
+    )
 
 
 def _catboost(device: str, n_rows: int | None) -> Any:
@@ -167,8 +174,16 @@ ATTACK_PRESETS: dict[str, tuple[type, dict[str, Any]]] = {
 #: shadow / reference models (precomputed probabilities, a model file without
 #: ``--recipe``) it runs those of them that train none. Online LiRA's FPR promise needs
 #: known non-members inside its pool: the audit has them in both modes.
-AUDIT_ATTACKS: tuple[str, ...] = ("loss", "loss_class", "confidence", "entropy",
-                                  "modified_entropy", "lira", "lira_online", "rmia")
+AUDIT_ATTACKS: tuple[str, ...] = (
+    "loss",
+    "loss_class",
+    "confidence",
+    "entropy",
+    "modified_entropy",
+    "lira",
+    "lira_online",
+    "rmia",
+)
 #: The attacks ``tabmia audit`` runs on a label-only model file when none are named:
 #: those that work from its predicted labels without a training recipe.
 LABEL_AUDIT_ATTACKS: tuple[str, ...] = ("gap", "noise_robustness", "boundary_distance")
@@ -189,8 +204,11 @@ def label_attack_names(*, queries_perturbed: bool = True) -> list[str]:
     from tabmia.attacks import membership_tags
 
     tags = {name: membership_tags(make_attack(name)) for name in ATTACK_PRESETS}
-    return [name for name, t in tags.items() if t.works_with("labels")
-            and (queries_perturbed or not t.queries_perturbed_records)]
+    return [
+        name
+        for name, t in tags.items()
+        if t.works_with("labels") and (queries_perturbed or not t.queries_perturbed_records)
+    ]
 
 
 def make_attack(name: str) -> Any:

@@ -199,4 +199,3 @@ def membership_score(
     if logits is not None and name in _FROM_LOGITS:
         return sign * _FROM_LOGITS[name](logits, y)
     return sign * func(proba, y)
-

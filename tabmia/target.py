@@ -45,8 +45,17 @@ from tabmia.precomputed import PrecomputedLabels, PrecomputedProbabilities
 from tabmia.scores import LOGIT_SCORE_NAMES, SCORE_NAMES, membership_score
 
 __all__ = [
-    "TargetModel", "ModelOutputs", "PrecomputedProbabilities", "PrecomputedLabels", "as_target",
-    "declared_outputs", "encode_labels", "n_rows", "take_rows", "concat_rows", "plain",
+    "TargetModel",
+    "ModelOutputs",
+    "PrecomputedProbabilities",
+    "PrecomputedLabels",
+    "as_target",
+    "declared_outputs",
+    "encode_labels",
+    "n_rows",
+    "take_rows",
+    "concat_rows",
+    "plain",
 ]
 
 #: Tolerance on ``sum(proba, axis=1) == 1``.
@@ -126,8 +135,9 @@ class ModelOutputs:
         Logits.
     """
 
-    def __init__(self, *, proba: np.ndarray | None = None,
-                 logits: np.ndarray | None = None) -> None:
+    def __init__(
+        self, *, proba: np.ndarray | None = None, logits: np.ndarray | None = None
+    ) -> None:
         if (proba is None) == (logits is None):
             raise ValueError("give either proba or logits")
         self.logits = logits
@@ -146,8 +156,7 @@ class ModelOutputs:
         (``"logit"``, ``"hinge"``) where there are logits, else from the probabilities
         (:func:`tabmia.scores.membership_score`)."""
         from_logits = self.logits is not None and name in LOGIT_SCORE_NAMES
-        return membership_score(name, None if from_logits else self.proba, y,
-                                logits=self.logits)
+        return membership_score(name, None if from_logits else self.proba, y, logits=self.logits)
 
     def log_proba(self, floor: float = 1e-300) -> np.ndarray:
         """Log-probabilities: the log-softmax of the logits, else ``log(max(p, floor))``."""
@@ -307,9 +316,7 @@ class TargetModel:
         if isinstance(X, pd.DataFrame) and names is not None:
             missing = [c for c in names if c not in X.columns]
             if missing:
-                raise ValueError(
-                    f"X is missing columns the target was trained on: {missing[:10]}"
-                )
+                raise ValueError(f"X is missing columns the target was trained on: {missing[:10]}")
             return
         n_cols = _n_columns(X)
         # 0 means unknown: CatBoost restores n_features_in_ = 0 when unpickled (joblib
@@ -436,11 +443,17 @@ class TargetModel:
             if self.has_logits:  # a model that declares logits: its decision_function
                 self._check_columns(X)
                 n = n_rows(X)
-                logits = np.concatenate([
-                    np.asarray(self.model.decision_function(
-                        take_rows(X, slice(s, min(s + self.batch_size, n)))), dtype=np.float64)
-                    for s in range(0, n, self.batch_size)
-                ])
+                logits = np.concatenate(
+                    [
+                        np.asarray(
+                            self.model.decision_function(
+                                take_rows(X, slice(s, min(s + self.batch_size, n)))
+                            ),
+                            dtype=np.float64,
+                        )
+                        for s in range(0, n, self.batch_size)
+                    ]
+                )
                 self.n_queries_ += n
                 return logits
             return np.log(np.clip(self._proba(X), 1e-300, None))
@@ -482,7 +495,8 @@ class TargetModel:
             among ``classes_``.
         """
         if self._kind in ("torch", "precomputed") or (
-                self.outputs != "labels" and self._kind != "predict"):
+            self.outputs != "labels" and self._kind != "predict"
+        ):
             # probabilities or logits (one-hot ones, for a label-only declaration)
             scores = self._logits(X) if self._kind == "torch" else self._proba(X)
             return np.argmax(scores, axis=1).astype(np.intp)
@@ -490,8 +504,10 @@ class TargetModel:
         if n == 0:
             raise ValueError("X has no records")
         self._check_columns(X)
-        blocks = [self._raw_label_indices(take_rows(X, slice(s, min(s + self.batch_size, n))))
-                  for s in range(0, n, self.batch_size)]
+        blocks = [
+            self._raw_label_indices(take_rows(X, slice(s, min(s + self.batch_size, n))))
+            for s in range(0, n, self.batch_size)
+        ]
         self.n_queries_ += n
         return np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
 
@@ -598,4 +614,3 @@ def as_target(model: Any, **kwargs: Any) -> TargetModel:
     if model is None:
         raise ValueError("target is None: pass the fitted model under audit as target=")
     return TargetModel(model, **kwargs)
-

@@ -73,25 +73,31 @@ def assert_membership_risk(
     __tracebackhide__ = True  # pytest shows the message, not this function's source
     limits = []
     if tpr_at_fpr is not None:
-        pairs = (tpr_at_fpr.items() if isinstance(tpr_at_fpr, Mapping) else [tuple(tpr_at_fpr)])
+        pairs = tpr_at_fpr.items() if isinstance(tpr_at_fpr, Mapping) else [tuple(tpr_at_fpr)]
         limits += [RiskLimit.parse(f"tpr@{float(fpr)!r}={float(cap)!r}") for fpr, cap in pairs]
     if auc is not None:
         limits.append(RiskLimit.parse(f"auc={float(auc)!r}"))
     if epsilon is not None:
         limits.append(RiskLimit.parse(f"epsilon={float(epsilon)!r}"))
-    gate = evaluate_gate(result, limits, unresolved=unresolved, delta=delta,
-                         accept_warnings=accept_warnings)
+    gate = evaluate_gate(
+        result, limits, unresolved=unresolved, delta=delta, accept_warnings=accept_warnings
+    )
     if not gate.passed:
         if gate.blocked_by and gate.state is not None:
-            head = (f"the audit cannot tell: the inputs contradict themselves "
-                    f"({', '.join(gate.blocked_by)}), so no limit's check below is evidence "
-                    f"(they say {gate.limits_outcome}). To fix: " + "; ".join(gate.state.fixes())
-                    + ". Having checked, accept_warnings=[NAME] lets the limits decide. The "
-                    "limits' checks")
+            head = (
+                f"the audit cannot tell: the inputs contradict themselves "
+                f"({', '.join(gate.blocked_by)}), so no limit's check below is evidence "
+                f"(they say {gate.limits_outcome}). To fix: "
+                + "; ".join(gate.state.fixes())
+                + ". Having checked, accept_warnings=[NAME] lets the limits decide. The "
+                "limits' checks"
+            )
         elif gate.outcome == "above":
             head = "the audit shows membership risk above the limit"
         else:
-            head = ("the audit cannot tell whether membership risk is within the limit "
-                    "(unresolved='pass' lets it pass)")
+            head = (
+                "the audit cannot tell whether membership risk is within the limit "
+                "(unresolved='pass' lets it pass)"
+            )
         raise AssertionError(head + ":\n" + "\n".join(f"  {c.line()}" for c in gate.checks))
     return gate

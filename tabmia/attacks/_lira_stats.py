@@ -11,8 +11,14 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-__all__ = ["offline_score", "online_score", "clip_grid", "leave_one_out",
-           "CLIP_GRID_MAX", "LOGIT_CLIP_GRID_MIN"]
+__all__ = [
+    "offline_score",
+    "online_score",
+    "clip_grid",
+    "leave_one_out",
+    "CLIP_GRID_MAX",
+    "LOGIT_CLIP_GRID_MIN",
+]
 
 #: ``proba_clip="auto"`` tries ``delta/2 * 2**j`` up to this clip (``delta``: the
 #: target's probability resolution).
@@ -46,7 +52,9 @@ def _predictive_sd(var: np.ndarray, count: np.ndarray) -> np.ndarray:
     return np.sqrt(var * (1.0 + 1.0 / c))
 
 
-def offline_score(t: np.ndarray, mu_out: np.ndarray, var_out: np.ndarray, c_out: np.ndarray) -> np.ndarray:
+def offline_score(
+    t: np.ndarray, mu_out: np.ndarray, var_out: np.ndarray, c_out: np.ndarray
+) -> np.ndarray:
     """``-log Pr[Z >= t]``, ``Z ~ N(mu_out, var_out (1 + 1/c_out))`` (Eq. 4, in log space)."""
     z = (t - mu_out) / _predictive_sd(var_out, c_out)
     return -log_ndtr(-z)

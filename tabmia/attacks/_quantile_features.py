@@ -71,8 +71,11 @@ def regressor_input(
     if isinstance(X, pd.DataFrame):
         frame = X.copy()
         frame.columns = [str(c) for c in frame.columns]
-        if (fitted_layout is not None and fitted_layout[0] == "frame"
-                and set(frame.columns) >= set(fitted_layout[1])):
+        if (
+            fitted_layout is not None
+            and fitted_layout[0] == "frame"
+            and set(frame.columns) >= set(fitted_layout[1])
+        ):
             frame = frame[list(fitted_layout[1])]  # same columns, maybe reordered / extra
         cat_cols = [c for c in frame.columns if is_categorical_dtype(frame[c].dtype)]
         for c in frame.columns:
@@ -82,8 +85,9 @@ def regressor_input(
                 frame[c] = frame[c].astype(np.float64)
         layout = ("frame", tuple(frame.columns), tuple(cat_cols))
     else:
-        arr = as_float_matrix(X, hint="pass a pandas DataFrame whose categorical columns "
-                                      "have category / string dtype").astype(np.float64)
+        arr = as_float_matrix(
+            X, hint="pass a pandas DataFrame whose categorical columns have category / string dtype"
+        ).astype(np.float64)
         layout = ("numpy", arr.shape[1])
         if not with_label or n_classes == 2:
             _check_layout(layout, fitted_layout)

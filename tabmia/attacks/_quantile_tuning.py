@@ -25,8 +25,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PAPER_CODE_SPACE", "PAPER_SPACE", "PAPER_TRIALS", "cv_loss", "fixed_params",
-           "n_trials_of", "tune_catboost"]
+__all__ = [
+    "PAPER_CODE_SPACE",
+    "PAPER_SPACE",
+    "PAPER_TRIALS",
+    "cv_loss",
+    "fixed_params",
+    "n_trials_of",
+    "tune_catboost",
+]
 
 #: The paper's ranges (Table 5); the subsample floor is raised on small public sets.
 PAPER_SPACE: dict[str, tuple[float, float]] = {
@@ -116,13 +123,17 @@ def _holdout(n: int, y: np.ndarray | None, seed: int) -> tuple[np.ndarray, np.nd
         _, counts = np.unique(y, return_counts=True)
         if counts.min() >= 2 and counts.size <= _HOLDOUT * n:
             strat = y
-    return train_test_split(np.arange(n), test_size=_HOLDOUT, random_state=seed,
-                            stratify=strat)
+    return train_test_split(np.arange(n), test_size=_HOLDOUT, random_state=seed, stratify=strat)
 
 
-def tune_catboost(attack: Any, data: Any, s: np.ndarray, cat_idx: list[int],
-                  first: dict[str, Any], y: np.ndarray | None = None
-                  ) -> tuple[dict[str, Any], Any]:
+def tune_catboost(
+    attack: Any,
+    data: Any,
+    s: np.ndarray,
+    cat_idx: list[int],
+    first: dict[str, Any],
+    y: np.ndarray | None = None,
+) -> tuple[dict[str, Any], Any]:
     """TPE search by out-of-fold (``"cv"``) or held-out (``"paper"``) loss.
 
     Parameters
@@ -167,25 +178,24 @@ def tune_catboost(attack: Any, data: Any, s: np.ndarray, cat_idx: list[int],
         def objective(trial: Any) -> float:
             params = {
                 "depth": trial.suggest_int("depth", *space["depth"]),
-                "l2_leaf_reg": trial.suggest_float("l2_leaf_reg", *space["l2_leaf_reg"],
-                                                   log=True),
+                "l2_leaf_reg": trial.suggest_float("l2_leaf_reg", *space["l2_leaf_reg"], log=True),
                 "learning_rate": trial.suggest_float(
-                    "learning_rate", *space["learning_rate"], log=True),
+                    "learning_rate", *space["learning_rate"], log=True
+                ),
             }
             if "subsample" in space:  # suggested in this order: the sampler's draws follow it
                 params["subsample"] = trial.suggest_float("subsample", lo_sub, 1.0, log=True)
-            params["iterations"] = trial.suggest_int("iterations", *space["iterations"],
-                                                     log=True)
+            params["iterations"] = trial.suggest_int("iterations", *space["iterations"], log=True)
             params.update(fixed)
             try:
                 if paper:
-                    model = attack._fit_regressor(params, model_seed, fit_data, s[fit_idx],
-                                                  cat_idx)
+                    model = attack._fit_regressor(params, model_seed, fit_data, s[fit_idx], cat_idx)
                     raw = attack._raw_predict(model, val_data, cat_idx)
                     value = cv_loss(attack.mode, attack.alphas_, s[val_idx], raw)
                 else:
-                    raw, _ = attack._cross_fit(params, data, s, cat_idx, split_seed,
-                                               model_seed, False)
+                    raw, _ = attack._cross_fit(
+                        params, data, s, cat_idx, split_seed, model_seed, False
+                    )
                     value = cv_loss(attack.mode, attack.alphas_, s, raw)
             except CatBoostError:  # a setting CatBoost cannot train: a failed trial
                 return float("inf")

@@ -158,7 +158,12 @@ class ReferenceModelAttack(BaseMembershipAttack):
 
     # --------------------------------------------------------------- the models
     def _resolve_pkeep(
-        self, n_pool: int, n_models: int, pkeep: float, *, min_out: int | None = None,
+        self,
+        n_pool: int,
+        n_models: int,
+        pkeep: float,
+        *,
+        min_out: int | None = None,
         need_in: int = 0,
     ) -> float:
         """The share of the pool each model trains on, from ``shadow_train_size``.
@@ -184,11 +189,14 @@ class ReferenceModelAttack(BaseMembershipAttack):
                 )
         else:
             if min_out is None:
-                min_out = min(max(MIN_OUT_MODELS, math.ceil(MIN_OUT_SHARE * n_models)),
-                              n_models // 2)
+                min_out = min(
+                    max(MIN_OUT_MODELS, math.ceil(MIN_OUT_SHARE * n_models)), n_models // 2
+                )
             min_out = max(int(min_out), 1)
             options = [
-                Fraction(a, b) for b in range(2, _MAX_BLOCK + 1) for a in range(1, b)
+                Fraction(a, b)
+                for b in range(2, _MAX_BLOCK + 1)
+                for a in range(1, b)
                 if math.floor(n_models * (b - a) / b + 1e-9) >= min_out
                 and math.floor(n_models * a / b + 1e-9) >= need_in
             ]
@@ -206,8 +214,11 @@ class ReferenceModelAttack(BaseMembershipAttack):
                     f"the pool has {n_pool} records and each must stay OUT of at least "
                     f"{min_out} of the {n_models} models (the attack is weaker for it)"
                 )
-        if (self.threshold_goal == "fpr" and not self._holds_out()
-                and math.floor(n_models * (1.0 - share) + 1e-9) < 1):
+        if (
+            self.threshold_goal == "fpr"
+            and not self._holds_out()
+            and math.floor(n_models * (1.0 - share) + 1e-9) < 1
+        ):
             raise ValueError(
                 f"{n_models} model(s) training on {share:g} of the public records leave some "
                 "records without a model that did not train on them, so neither those records "
@@ -244,15 +255,15 @@ class ReferenceModelAttack(BaseMembershipAttack):
             recipe = clone_recipe(estimator, name=name, target=self.target)
         else:
             recipe = recipe_of(self.target, name=name)
-        if (not membership_tags(self).works_with("labels")
-                and not hasattr(recipe, "predict_proba")):
+        if not membership_tags(self).works_with("labels") and not hasattr(recipe, "predict_proba"):
             raise ValueError(
                 f"{name} {type(recipe).__name__} has no predict_proba: "
                 f"{type(self).__name__}'s shadow / reference models must output class "
                 "probabilities"
             )
-        share = self._resolve_pkeep(len(y), share_models or n_models, pkeep,
-                                    min_out=min_out, need_in=need_in)
+        share = self._resolve_pkeep(
+            len(y), share_models or n_models, pkeep, min_out=min_out, need_in=need_in
+        )
         return fit_population(
             X,
             y,
@@ -354,7 +365,11 @@ class ReferenceModelAttack(BaseMembershipAttack):
         return mom, found
 
     def _moments_while(
-        self, X: Any, y: np.ndarray, during: Callable[[], Any] | None, *,
+        self,
+        X: Any,
+        y: np.ndarray,
+        during: Callable[[], Any] | None,
+        *,
         need_out: bool = True,
     ) -> tuple[dict[str, np.ndarray], np.ndarray, Any]:
         """:meth:`_candidate_moments`, and ``during()`` run while the models score.

@@ -118,8 +118,10 @@ class Tags(_SklearnTags):
     @classmethod
     def extend(cls, tags: _SklearnTags, membership: MembershipTags) -> Tags:
         """scikit-learn's ``tags`` with ``membership`` added."""
-        return cls(**{f.name: getattr(tags, f.name) for f in fields(_SklearnTags)},
-                   membership_tags=membership)
+        return cls(
+            **{f.name: getattr(tags, f.name) for f in fields(_SklearnTags)},
+            membership_tags=membership,
+        )
 
 
 def membership_tags(attack: Any) -> MembershipTags:

@@ -155,12 +155,15 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         tags.target_tags.required = True
         # records go to the target as given: sparse ones work wherever the target takes them
         tags.input_tags.sparse = True
-        return Tags.extend(tags, MembershipTags(
-            proxy_recipe_param="proxy_estimator",
-            fpr_fallback={"unresolved_fpr": "smallest"},
-            runner_settings=frozenset({"random_state", "fpr"}),
-            run_params=frozenset({"target", "random_state"}),
-        ))
+        return Tags.extend(
+            tags,
+            MembershipTags(
+                proxy_recipe_param="proxy_estimator",
+                fpr_fallback={"unresolved_fpr": "smallest"},
+                runner_settings=frozenset({"random_state", "fpr"}),
+                run_params=frozenset({"target", "random_state"}),
+            ),
+        )
 
     @property
     def fit_includes_candidates(self) -> bool:
@@ -295,20 +298,31 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         if fallback is not None and ranking_only:
             return fallback
         name = type(self).__name__
-        if (self.unresolved_fpr == "smallest" and fallback is not None
-                and fallback <= MAX_FALLBACK_FPR):
+        if (
+            self.unresolved_fpr == "smallest"
+            and fallback is not None
+            and fallback <= MAX_FALLBACK_FPR
+        ):
             warnings.warn(
                 f"{name}: {n} calibration records ({which}) cannot promise "
                 f"fpr={self.fpr:g}; its threshold aims at fpr={fallback:g}, the smallest "
-                "they can", FPRFallbackWarning, stacklevel=4,
+                "they can",
+                FPRFallbackWarning,
+                stacklevel=4,
             )
             return fallback
         need = math.ceil(1.0 / self.fpr - 1e-9) - 1
-        why = (f"; the smallest FPR they promise, {fallback:g}, is above "
-               f"{MAX_FALLBACK_FPR:g} (MAX_FALLBACK_FPR), where a flagged record is no "
-               "longer singled out" if self.unresolved_fpr == "smallest" and fallback else "")
-        reason = (f"fpr={self.fpr:g} cannot be promised from {n} calibration records "
-                  f"({which}): it needs at least {need}{why}")
+        why = (
+            f"; the smallest FPR they promise, {fallback:g}, is above "
+            f"{MAX_FALLBACK_FPR:g} (MAX_FALLBACK_FPR), where a flagged record is no "
+            "longer singled out"
+            if self.unresolved_fpr == "smallest" and fallback
+            else ""
+        )
+        reason = (
+            f"fpr={self.fpr:g} cannot be promised from {n} calibration records "
+            f"({which}): it needs at least {need}{why}"
+        )
         exc = UnresolvableFPRError(
             f"{name}: {reason}; give the attack more public records or ask for a larger fpr"
         )
@@ -357,15 +371,15 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         if y_arr.ndim != 1:
             raise ValueError(f"{where}: y must be 1-D, got shape {y_arr.shape}")
         if n != y_arr.shape[0]:
-            raise ValueError(
-                f"{where}: X has {n} records but y has {y_arr.shape[0]} labels"
-            )
+            raise ValueError(f"{where}: X has {n} records but y has {y_arr.shape[0]} labels")
         if n == 0:
             raise ValueError(f"{where}: X has no records")
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2 and shape[1] == 0:  # scikit-learn's wording
-            raise ValueError(f"{where}: Found array with 0 feature(s) (shape={tuple(shape)}) "
-                             "while a minimum of 1 is required.")
+            raise ValueError(
+                f"{where}: Found array with 0 feature(s) (shape={tuple(shape)}) "
+                "while a minimum of 1 is required."
+            )
         return self.target_.encode_labels(y_arr, name="y")
 
     def _scores(self, X: Any, y: Any) -> np.ndarray:
@@ -379,8 +393,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         s = np.asarray(self._score(X, y_idx), dtype=np.float64)
         if s.shape != (n_rows(X),):
             raise RuntimeError(
-                f"{type(self).__name__}._score returned shape {s.shape}, expected "
-                f"({n_rows(X)},)"
+                f"{type(self).__name__}._score returned shape {s.shape}, expected ({n_rows(X)},)"
             )
         if not np.all(np.isfinite(s)):
             raise ValueError(
@@ -399,7 +412,9 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
                 f"{int(shared.sum())} of {shared.size} candidate records are among the "
                 "public records this attack was fitted on (same features and label): the "
                 "attacker holds them as known non-members, so their scores say nothing "
-                "about membership", DuplicateRecordsWarning, stacklevel=3,
+                "about membership",
+                DuplicateRecordsWarning,
+                stacklevel=3,
             )
 
     def _choose_threshold(self, X: Any, y_raw: np.ndarray, y_idx: np.ndarray) -> float:
@@ -416,9 +431,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         neg, pos = self._proxy_calibration_scores(X, y_raw)
         self.calibration_scores_ = neg
         self.n_calibration_ = int(neg.size)
-        return select_threshold(
-            neg, pos, goal=self.threshold_goal, fpr=self.fpr, prior=self.prior
-        )
+        return select_threshold(neg, pos, goal=self.threshold_goal, fpr=self.fpr, prior=self.prior)
 
     def _proxy_calibration_scores(self, X: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Procedure 5.1: simulated members and non-members of a proxy model.
@@ -464,9 +477,14 @@ def label_only_attacks() -> list[str]:
     import tabmia.attacks as attacks
 
     classes = [getattr(attacks, name) for name in attacks.__all__]
-    return sorted(c.__name__ for c in classes
-                  if isinstance(c, type) and issubclass(c, BaseMembershipAttack)
-                  and not inspect.isabstract(c) and membership_tags(c()).works_with("labels"))
+    return sorted(
+        c.__name__
+        for c in classes
+        if isinstance(c, type)
+        and issubclass(c, BaseMembershipAttack)
+        and not inspect.isabstract(c)
+        and membership_tags(c()).works_with("labels")
+    )
 
 
 class DefaultStatistic(str):
@@ -482,9 +500,7 @@ class DefaultStatistic(str):
         return self
 
 
-def statistic_from_legacy(
-    owner: str, statistic: str, default: str, legacy: dict[str, Any]
-) -> str:
+def statistic_from_legacy(owner: str, statistic: str, default: str, legacy: dict[str, Any]) -> str:
     """``statistic``, or the value of the deprecated ``score=`` keyword if it was given.
 
     ``score`` was renamed ``statistic`` because the attribute hid scikit-learn's
@@ -506,6 +522,8 @@ def statistic_from_legacy(
         )
     warnings.warn(
         f"{owner}: the parameter 'score' was renamed 'statistic' in tabmia 0.2 and will "
-        f"be removed in 0.3; pass statistic={old!r}", FutureWarning, stacklevel=3,
+        f"be removed in 0.3; pass statistic={old!r}",
+        FutureWarning,
+        stacklevel=3,
     )
     return old

@@ -311,8 +311,11 @@ class CalibratedAttack(ReferenceModelAttack):
             )
         n = y.shape[0]
         masks = draw_in_masks(
-            self.n_reference, n, pkeep=self._resolve_pkeep(n, self.n_reference, 0.5),
-            random_state=self._draw_seed(), groups=record_groups(X, y),
+            self.n_reference,
+            n,
+            pkeep=self._resolve_pkeep(n, self.n_reference, 0.5),
+            random_state=self._draw_seed(),
+            groups=record_groups(X, y),
         )
         y_raw = self.target_.classes_[y]
         models = []
@@ -333,7 +336,9 @@ class CalibratedAttack(ReferenceModelAttack):
         self.reference_scores_ = self._reference_scores(X, y)
 
     # -------------------------------------------------------------------- score
-    def _model_scores(self, model: Any, X: Any, y_idx: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    def _model_scores(
+        self, model: Any, X: Any, y_idx: np.ndarray, classes: np.ndarray
+    ) -> np.ndarray:
         """``s(model, z)`` for labels given as indices into ``classes``."""
         return self._adapter_scores(TargetModel(model, classes=classes), X, y_idx)
 

@@ -455,8 +455,12 @@ class LiRAAttack(ReferenceModelAttack):
         mu_out = np.where(c_out > 0, mu_out, mu_in - self.shift_)
         mu_in = np.where(c_in > 0, mu_in, mu_out + self.shift_)
         self._moments = {
-            "c_out": c_out, "mu_out": mu_out, "ssd_out": ssd_out,
-            "c_in": c_in, "mu_in": mu_in, "ssd_in": ssd_in,
+            "c_out": c_out,
+            "mu_out": mu_out,
+            "ssd_out": ssd_out,
+            "c_in": c_in,
+            "mu_in": mu_in,
+            "ssd_in": ssd_in,
         }
         self._stats = stats
 
@@ -522,9 +526,7 @@ class LiRAAttack(ReferenceModelAttack):
     def _clipped(self, s: np.ndarray) -> np.ndarray:
         return _clip_stat(s, self._clip)
 
-    def _raw_target_statistic(
-        self, X: Any, y: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray | None]:
+    def _raw_target_statistic(self, X: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The target's score on each record, and its true-class probability (None
         for a target that gives logits)."""
         out = self.target_.query(X)

@@ -25,7 +25,11 @@ from tabmia.perturb import NOISE_CONSTRAINTS, TabularNoise
 from tabmia.target import TargetModel, as_target, n_rows, take_rows
 
 __all__ = [
-    "MerlinAttack", "MorganAttack", "DegenerateRatioWarning", "merlin_statistics", "morgan_search",
+    "MerlinAttack",
+    "MorganAttack",
+    "DegenerateRatioWarning",
+    "merlin_statistics",
+    "morgan_search",
 ]
 
 #: Above this fraction of noisy copies that leave the loss exactly unchanged, fit warns.
@@ -381,8 +385,13 @@ def morgan_search(
     best = value.max()
     if not np.isfinite(best):  # nothing flags a simulated member: flag nothing
         return {
-            "phi_L": 0.0, "phi_U": -np.inf, "phi_M": float(levels[-1]),
-            "tpr": 0.0, "fpr": 0.0, "ppv": 1.0 / (1.0 + prior), "value": float(best),
+            "phi_L": 0.0,
+            "phi_U": -np.inf,
+            "phi_M": float(levels[-1]),
+            "tpr": 0.0,
+            "fpr": 0.0,
+            "ppv": 1.0 / (1.0 + prior),
+            "value": float(best),
         }
     cand = np.argwhere(value >= best - 1e-12)  # rows (k, a, b)
     c_tpr = tpr[cand[:, 0], cand[:, 1], cand[:, 2]]
@@ -565,8 +574,13 @@ class MorganAttack(_PerturbationAttack):
         )
         self._record_ties(np.r_[ties_in, ties_out], "proxy's records")
         found = morgan_search(
-            loss_in, ratio_in, loss_out, ratio_out,
-            goal=self.threshold_goal, fpr=self.fpr, prior=self.prior,
+            loss_in,
+            ratio_in,
+            loss_out,
+            ratio_out,
+            goal=self.threshold_goal,
+            fpr=self.fpr,
+            prior=self.prior,
             n_thresholds=self.n_thresholds,
         )
         self.proxy_ = proxy

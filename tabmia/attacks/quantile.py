@@ -47,8 +47,15 @@ DEFAULT_CATBOOST_PARAMS: dict[str, Any] = {
 #: Copies of a chunk of candidates alive while it is scored: the slice, the regressor's
 #: input table built from it, and CatBoost's own pool of that table.
 _RECORD_COPIES = 3
-_RESERVED = ("loss_function", "random_seed", "random_state", "verbose", "task_type", "devices",
-             "thread_count")
+_RESERVED = (
+    "loss_function",
+    "random_seed",
+    "random_state",
+    "verbose",
+    "task_type",
+    "devices",
+    "thread_count",
+)
 
 
 class QuantileAttack(BaseMembershipAttack):
@@ -326,7 +333,8 @@ class QuantileAttack(BaseMembershipAttack):
             if self.tuning == "paper":
                 raise ValueError(
                     "tuning='paper' searches the CatBoost settings, params fixes them: "
-                    "give one of the two")
+                    "give one of the two"
+                )
             bad = [k for k in self.params if k in _RESERVED]
             if bad:
                 raise ValueError(
@@ -337,7 +345,10 @@ class QuantileAttack(BaseMembershipAttack):
     def _features(self, X: Any, y: np.ndarray, *, fitting: bool) -> tuple[Any, list[int]]:
         """The regressor's input and its categorical columns (layout kept from fit)."""
         data, cat_idx, layout = regressor_input(
-            X, y, n_classes=self.target_.n_classes, with_label=self.label_as_feature,
+            X,
+            y,
+            n_classes=self.target_.n_classes,
+            with_label=self.label_as_feature,
             fitted_layout=None if fitting else self._layout_,
         )
         if fitting:
@@ -370,7 +381,8 @@ class QuantileAttack(BaseMembershipAttack):
                     f"QuantileAttack: CatBoost trains {loss} on the CPU only "
                     f"(mode={self.mode!r} with {self.alphas_.size} alphas); the regressors "
                     f"train there, not on device={self.device!r}",
-                    UserWarning, stacklevel=4,
+                    UserWarning,
+                    stacklevel=4,
                 )
             return "cpu"
         if name == "cpu":
@@ -396,8 +408,9 @@ class QuantileAttack(BaseMembershipAttack):
         p.update({k: v for k, v in settings.items() if v is not None})
         return CatBoostRegressor(**p)
 
-    def _fit_regressor(self, params: dict[str, Any], seed: int, data: Any, s: np.ndarray,
-                       cat_idx: list[int]) -> Any:
+    def _fit_regressor(
+        self, params: dict[str, Any], seed: int, data: Any, s: np.ndarray, cat_idx: list[int]
+    ) -> Any:
         from catboost import Pool
 
         pool = Pool(data, s, cat_features=cat_idx or None)
@@ -408,19 +421,31 @@ class QuantileAttack(BaseMembershipAttack):
         from catboost import Pool
 
         raw = np.asarray(
-            model.predict(Pool(data, cat_features=cat_idx or None), prediction_type="RawFormulaVal"),
+            model.predict(
+                Pool(data, cat_features=cat_idx or None), prediction_type="RawFormulaVal"
+            ),
             dtype=np.float64,
         )
         return raw.reshape(raw.shape[0], -1)
 
-    def _cross_fit(self, params: dict[str, Any], data: Any, s: np.ndarray, cat_idx: list[int],
-                   split_seed: int, model_seed: int, keep: bool) -> tuple[np.ndarray, list]:
+    def _cross_fit(
+        self,
+        params: dict[str, Any],
+        data: Any,
+        s: np.ndarray,
+        cat_idx: list[int],
+        split_seed: int,
+        model_seed: int,
+        keep: bool,
+    ) -> tuple[np.ndarray, list]:
         n = s.size
         folds = KFold(n_splits=self.cv, shuffle=True, random_state=split_seed).split(np.arange(n))
         raw: np.ndarray | None = None
         models = []
         for train, held in folds:
-            model = self._fit_regressor(params, model_seed, take_rows(data, train), s[train], cat_idx)
+            model = self._fit_regressor(
+                params, model_seed, take_rows(data, train), s[train], cat_idx
+            )
             pred = self._raw_predict(model, take_rows(data, held), cat_idx)
             if raw is None:
                 raw = np.empty((n, pred.shape[1]))
@@ -435,8 +460,7 @@ class QuantileAttack(BaseMembershipAttack):
         return -stats.norm.logsf(self._z(s, raw))
 
     def _z(self, s: np.ndarray, raw: np.ndarray) -> np.ndarray:
-        return standard_normal_z(s, raw, mode=self.mode, alphas=self.alphas_,
-                                 spread=self.spread_)
+        return standard_normal_z(s, raw, mode=self.mode, alphas=self.alphas_, spread=self.spread_)
 
     # -------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:
@@ -446,7 +470,9 @@ class QuantileAttack(BaseMembershipAttack):
         if not np.all(np.isfinite(s)):
             raise ValueError("the target's scores on the public records are not all finite")
         if s.size < 2 * self.cv:
-            raise ValueError(f"QuantileAttack needs at least {2 * self.cv} public records, got {s.size}")
+            raise ValueError(
+                f"QuantileAttack needs at least {2 * self.cv} public records, got {s.size}"
+            )
         self.device_ = self._resolve_device(s.size * (self.cv - 1) // self.cv)
         data, cat_idx = self._features(X, y, fitting=True)
         self._cat_idx_ = cat_idx
@@ -460,8 +486,9 @@ class QuantileAttack(BaseMembershipAttack):
         if self.params is not None:
             params = dict(self.params)
         elif n_trials_of(self.tuning, self.n_trials) > 0:
-            params, self.study_ = tune_catboost(self, data, s, cat_idx,
-                                                DEFAULT_CATBOOST_PARAMS, y=y)
+            params, self.study_ = tune_catboost(
+                self, data, s, cat_idx, DEFAULT_CATBOOST_PARAMS, y=y
+            )
         else:
             params = dict(DEFAULT_CATBOOST_PARAMS)
         self.best_params_ = params
@@ -501,8 +528,12 @@ class QuantileAttack(BaseMembershipAttack):
         # depend on the batch they came in); every record's score depends on it alone
         out = np.empty(n_rows(X), dtype=np.float64)
         row_bytes = _RECORD_COPIES * record_bytes(X) + 8 * (4 + 2 * self.alphas_.size)
-        for sl in chunk_bounds(out.size, row_bytes, resolve_max_memory(self.max_memory),
-                               multiple=self.target_.batch_size):
+        for sl in chunk_bounds(
+            out.size,
+            row_bytes,
+            resolve_max_memory(self.max_memory),
+            multiple=self.target_.batch_size,
+        ):
             X_c, y_c = take_rows(X, sl), y[sl]  # a loop over chunks of records
             out[sl] = self._decision(self._target_scores(X_c, y_c), self._raw_candidates(X_c, y_c))
         return out

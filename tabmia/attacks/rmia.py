@@ -42,7 +42,9 @@ MIN_OUT_REFERENCES = 2
 _P_FLOOR = 1e-30
 
 
-def rmia_fraction(log_ratio_x: Any, log_ratio_z: Any, gamma: float = 1.0, *, presorted: bool = False) -> np.ndarray:
+def rmia_fraction(
+    log_ratio_x: Any, log_ratio_z: Any, gamma: float = 1.0, *, presorted: bool = False
+) -> np.ndarray:
     """Share of population records each candidate dominates: ``Pr_z[LR(x, z) >= gamma]``.
 
     Parameters

@@ -66,116 +66,229 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tabmia", description="Membership inference audits of tabular models.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     audit = add_command(
-        sub, "audit", doc=__doc__,
+        sub,
+        "audit",
+        doc=__doc__,
         help="attack a model and report how many training records an attacker singles out",
     )
-    audit.add_argument("--config", type=Path, default=None,
-                       help="YAML or TOML file whose keys mirror these flags")
+    audit.add_argument(
+        "--config", type=Path, default=None, help="YAML or TOML file whose keys mirror these flags"
+    )
     game = audit.add_argument_group("built-in game")
-    game.add_argument("--dataset", default="breast_cancer",
-                      help="data set name for tabmia.datasets.load_dataset (default breast_cancer)")
-    game.add_argument("--model", default="random_forest", choices=MODEL_NAMES,
-                      help="target recipe trained on the members (default random_forest)")
+    game.add_argument(
+        "--dataset",
+        default="breast_cancer",
+        help="data set name for tabmia.datasets.load_dataset (default breast_cancer)",
+    )
+    game.add_argument(
+        "--model",
+        default="random_forest",
+        choices=MODEL_NAMES,
+        help="target recipe trained on the members (default random_forest)",
+    )
     game.add_argument("--seeds", type=int, default=1, help="repeats of the game (default 1)")
     add_split_arguments(
-        game, prior_help="non-members per member among candidates (default: all members)",
+        game,
+        prior_help="non-members per member among candidates (default: all members)",
         max_records_help="subsample the data set to this many records first",
     )
     own = audit.add_argument_group("your own model and data")
-    own.add_argument("--model-file", type=Path, default=None,
-                     help="fitted model (.joblib/.pkl: loading executes code in it; .skops)")
-    own.add_argument("--trust-types", action="store_true",
-                     help="accept the non-default types a .skops file lists")
+    own.add_argument(
+        "--model-file",
+        type=Path,
+        default=None,
+        help="fitted model (.joblib/.pkl: loading executes code in it; .skops)",
+    )
+    own.add_argument(
+        "--trust-types",
+        action="store_true",
+        help="accept the non-default types a .skops file lists",
+    )
     own.add_argument("--train", type=Path, default=None, help="training records (CSV/parquet)")
-    own.add_argument("--population", type=Path, default=None,
-                     help="records from the same population, not trained on (CSV/parquet)")
+    own.add_argument(
+        "--population",
+        type=Path,
+        default=None,
+        help="records from the same population, not trained on (CSV/parquet)",
+    )
     own.add_argument("--label", default=None, help="label column in --train and --population")
-    own.add_argument("--train-proba", type=Path, default=None,
-                     help="model probabilities for --train rows (CSV, one column per class)")
-    own.add_argument("--population-proba", type=Path, default=None,
-                     help="model probabilities for --population rows (CSV)")
-    own.add_argument("--train-pred", type=Path, default=None,
-                     help="the model's predicted labels for --train rows (CSV, one column, "
-                     "one row per record): a label-only model")
-    own.add_argument("--population-pred", type=Path, default=None,
-                     help="the model's predicted labels for --population rows (CSV)")
-    own.add_argument("--label-only", action="store_true",
-                     help="the model (or its probabilities, one-hot) answers with its label "
-                     "only: run the attacks that work from labels")
-    own.add_argument("--recipe", default=None,
-                     help=f"unfitted training recipe for shadow attacks: {', '.join(MODEL_NAMES)}, "
-                     "or a joblib file of an unfitted estimator")
-    own.add_argument("--max-members", type=int, default=None,
-                     help="score at most this many training records")
-    own.add_argument("--encoding", default="utf-8",
-                     help="text encoding of the CSV files (default utf-8; e.g. latin-1)")
+    own.add_argument(
+        "--train-proba",
+        type=Path,
+        default=None,
+        help="model probabilities for --train rows (CSV, one column per class)",
+    )
+    own.add_argument(
+        "--population-proba",
+        type=Path,
+        default=None,
+        help="model probabilities for --population rows (CSV)",
+    )
+    own.add_argument(
+        "--train-pred",
+        type=Path,
+        default=None,
+        help="the model's predicted labels for --train rows (CSV, one column, "
+        "one row per record): a label-only model",
+    )
+    own.add_argument(
+        "--population-pred",
+        type=Path,
+        default=None,
+        help="the model's predicted labels for --population rows (CSV)",
+    )
+    own.add_argument(
+        "--label-only",
+        action="store_true",
+        help="the model (or its probabilities, one-hot) answers with its label "
+        "only: run the attacks that work from labels",
+    )
+    own.add_argument(
+        "--recipe",
+        default=None,
+        help=f"unfitted training recipe for shadow attacks: {', '.join(MODEL_NAMES)}, "
+        "or a joblib file of an unfitted estimator",
+    )
+    own.add_argument(
+        "--max-members", type=int, default=None, help="score at most this many training records"
+    )
+    own.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="text encoding of the CSV files (default utf-8; e.g. latin-1)",
+    )
     own.add_argument("--sep", default=",", help="CSV field separator (default ,)")
-    own.add_argument("--categorical", type=names, default=(),
-                     help="COL[,COL...]: columns a native-categorical model (XGBoost / LightGBM "
-                     "enable_categorical) takes as pandas categories; columns whose categories "
-                     "the model stored are restored without it")
+    own.add_argument(
+        "--categorical",
+        type=names,
+        default=(),
+        help="COL[,COL...]: columns a native-categorical model (XGBoost / LightGBM "
+        "enable_categorical) takes as pandas categories; columns whose categories "
+        "the model stored are restored without it",
+    )
     attacks = audit.add_argument_group("attacks and reporting")
-    attacks.add_argument("--attacks", default=None,
-                         help=f"comma-separated, from: {', '.join(ATTACK_PRESETS)} (default "
-                         f"{DEFAULT_ATTACKS}; without a training recipe {SCORE_ATTACKS}; "
-                         f"for a label-only model {LABEL_ATTACKS}, and "
-                         "noise_robustness_calibrated with --recipe)")
-    add_fpr_arguments(attacks, fprs_default=(0.01, 0.001),
-                      fprs_help="FPR levels for TPR in the table (default 0.01,0.001)")
-    attacks.add_argument("--gammas", type=floats, default=(1.0, 10.0, 100.0),
-                         help="priors for PPV (default 1,10,100)")
-    attacks.add_argument("--epsilon", type=float, default=None,
-                         help="a DP epsilon to compare the attacks against")
-    attacks.add_argument("--delta", type=float, default=DEFAULT_DELTA,
-                         help=f"DP delta (default {DEFAULT_DELTA:g}, as in Python)")
-    attacks.add_argument("--n-shadow", type=int, default=16,
-                         help="LiRA shadow models (default 16)")
-    attacks.add_argument("--n-references", type=int, default=4,
-                         help="RMIA / Calibrated reference models (default 4)")
-    attacks.add_argument("--force", action="store_true",
-                         help="train shadow / reference counts above the ceiling (more than "
-                         "1024, or than the public records) and use a preset --recipe on a "
-                         "native-categorical model")
-    attacks.add_argument("--cache-dir", type=Path, default=None,
-                         help="keep every trained shadow / reference model's scores here: a "
-                         "rerun (an interrupted one too) trains only the missing models")
+    attacks.add_argument(
+        "--attacks",
+        default=None,
+        help=f"comma-separated, from: {', '.join(ATTACK_PRESETS)} (default "
+        f"{DEFAULT_ATTACKS}; without a training recipe {SCORE_ATTACKS}; "
+        f"for a label-only model {LABEL_ATTACKS}, and "
+        "noise_robustness_calibrated with --recipe)",
+    )
+    add_fpr_arguments(
+        attacks,
+        fprs_default=(0.01, 0.001),
+        fprs_help="FPR levels for TPR in the table (default 0.01,0.001)",
+    )
+    attacks.add_argument(
+        "--gammas",
+        type=floats,
+        default=(1.0, 10.0, 100.0),
+        help="priors for PPV (default 1,10,100)",
+    )
+    attacks.add_argument(
+        "--epsilon", type=float, default=None, help="a DP epsilon to compare the attacks against"
+    )
+    attacks.add_argument(
+        "--delta",
+        type=float,
+        default=DEFAULT_DELTA,
+        help=f"DP delta (default {DEFAULT_DELTA:g}, as in Python)",
+    )
+    attacks.add_argument("--n-shadow", type=int, default=16, help="LiRA shadow models (default 16)")
+    attacks.add_argument(
+        "--n-references", type=int, default=4, help="RMIA / Calibrated reference models (default 4)"
+    )
+    attacks.add_argument(
+        "--force",
+        action="store_true",
+        help="train shadow / reference counts above the ceiling (more than "
+        "1024, or than the public records) and use a preset --recipe on a "
+        "native-categorical model",
+    )
+    attacks.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="keep every trained shadow / reference model's scores here: a "
+        "rerun (an interrupted one too) trains only the missing models",
+    )
     add_run_arguments(attacks, n_jobs_help="parallel jobs for shadow models (-1: all cores)")
-    attacks.add_argument("--threads", type=int, default=None,
-                         help="BLAS / OpenMP / CatBoost threads per process (default: the libraries')")
-    attacks.add_argument("--max-memory", type=memory_size, default=None,
-                         help="memory that scoring candidates may hold at once: 8GB, 512MB, 25%% "
-                         "(default: half of this machine's memory); candidates are scored "
-                         "in chunks that fit it, with the same results")
-    attacks.add_argument("--cluster", default=None, metavar="ADDRESS",
-                         help="train and score the shadow / reference models on a cluster: a "
-                         "Dask scheduler (tcp://host:8786) or Ray (ray, ray://host:10001); "
-                         "same scores as on this machine")
-    attacks.add_argument("--top-k", type=int, default=20, help="riskiest records listed (default 20)")
-    attacks.add_argument("--show-records", action="store_true",
-                         help="show the riskiest records' contents in the report (masked by default)")
-    attacks.add_argument("--out", type=Path, default=Path("tabmia-report"),
-                         help="output folder (default ./tabmia-report)")
-    attacks.add_argument("--quiet", action="store_true",
-                         help="print only the table (no progress bars)")
+    attacks.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="BLAS / OpenMP / CatBoost threads per process (default: the libraries')",
+    )
+    attacks.add_argument(
+        "--max-memory",
+        type=memory_size,
+        default=None,
+        help="memory that scoring candidates may hold at once: 8GB, 512MB, 25%% "
+        "(default: half of this machine's memory); candidates are scored "
+        "in chunks that fit it, with the same results",
+    )
+    attacks.add_argument(
+        "--cluster",
+        default=None,
+        metavar="ADDRESS",
+        help="train and score the shadow / reference models on a cluster: a "
+        "Dask scheduler (tcp://host:8786) or Ray (ray, ray://host:10001); "
+        "same scores as on this machine",
+    )
+    attacks.add_argument(
+        "--top-k", type=int, default=20, help="riskiest records listed (default 20)"
+    )
+    attacks.add_argument(
+        "--show-records",
+        action="store_true",
+        help="show the riskiest records' contents in the report (masked by default)",
+    )
+    attacks.add_argument(
+        "--out",
+        type=Path,
+        default=Path("tabmia-report"),
+        help="output folder (default ./tabmia-report)",
+    )
+    attacks.add_argument(
+        "--quiet", action="store_true", help="print only the table (no progress bars)"
+    )
     gate = audit.add_argument_group(
-        "privacy gate", "exit status 0: the audit shows every limit met (upper 95% bound at "
+        "privacy gate",
+        "exit status 0: the audit shows every limit met (upper 95% bound at "
         "or under it); 1: it shows one exceeded (lower bound over it); 3: it cannot tell; "
-        "2 stays a usage error")
-    gate.add_argument("--fail-above", type=risk_limits, action=Accumulate, default=(),
-                      metavar="METRIC=LIMIT",
-                      help="fail when the audit shows the risk above the limit; repeatable or "
-                      "comma-separated: tpr@<fpr>=<limit> (TPR at each attack's own threshold, "
-                      "which then aims at <fpr>), auc=<limit>, epsilon=<limit>")
-    gate.add_argument("--unresolved", choices=("fail", "pass"), default="fail",
-                      help="what a limit the audit cannot resolve returns: fail (exit 3, "
-                      "default) or pass (exit 0); inputs that contradict themselves fail "
-                      "either way")
-    gate.add_argument("--accept-warning", type=warning_names, action=Accumulate, default=(),
-                      metavar="NAME", dest="accept_warnings",
-                      help="a plausibility finding you have checked and override (fit_gap, "
-                      "label_shift, auc_below_chance, label_only): it no longer makes the "
-                      "verdict and the gate cannot-tell; recorded in results.json and the "
-                      "report; repeatable or comma-separated")
+        "2 stays a usage error",
+    )
+    gate.add_argument(
+        "--fail-above",
+        type=risk_limits,
+        action=Accumulate,
+        default=(),
+        metavar="METRIC=LIMIT",
+        help="fail when the audit shows the risk above the limit; repeatable or "
+        "comma-separated: tpr@<fpr>=<limit> (TPR at each attack's own threshold, "
+        "which then aims at <fpr>), auc=<limit>, epsilon=<limit>",
+    )
+    gate.add_argument(
+        "--unresolved",
+        choices=("fail", "pass"),
+        default="fail",
+        help="what a limit the audit cannot resolve returns: fail (exit 3, "
+        "default) or pass (exit 0); inputs that contradict themselves fail "
+        "either way",
+    )
+    gate.add_argument(
+        "--accept-warning",
+        type=warning_names,
+        action=Accumulate,
+        default=(),
+        metavar="NAME",
+        dest="accept_warnings",
+        help="a plausibility finding you have checked and override (fit_gap, "
+        "label_shift, auc_below_chance, label_only): it no longer makes the "
+        "verdict and the gate cannot-tell; recorded in results.json and the "
+        "report; repeatable or comma-separated",
+    )
     from tabmia.cli.benchmark import add_benchmark_parser
 
     add_benchmark_parser(sub)
@@ -203,7 +316,9 @@ def _read_config(path: Path, section: str = "audit") -> dict[str, Any]:
 
             data = yaml.safe_load(text)
     except ImportError as exc:
-        raise UsageError(f"--config {path}: reading it needs {exc.name} (pip install {'pyyaml' if exc.name == 'yaml' else exc.name})") from exc
+        raise UsageError(
+            f"--config {path}: reading it needs {exc.name} (pip install {'pyyaml' if exc.name == 'yaml' else exc.name})"
+        ) from exc
     except Exception as exc:  # any parse error is the user's
         raise UsageError(f"--config {path}: cannot parse: {str(exc).splitlines()[0]}") from exc
     if not isinstance(data, dict):
@@ -244,7 +359,9 @@ def _parse_with_config(argv: list[str] | None) -> argparse.Namespace:
             except (argparse.ArgumentTypeError, ValueError) as exc:
                 raise UsageError(f"--config {args.config}: {key}: {exc}") from exc
         if action.choices is not None and value not in action.choices:
-            raise UsageError(f"--config {args.config}: {key}={value!r} is not one of {list(action.choices)}")
+            raise UsageError(
+                f"--config {args.config}: {key}={value!r} is not one of {list(action.choices)}"
+            )
         defaults[key] = value
     audit.set_defaults(**defaults)
     given = args.given | set(defaults)
@@ -291,10 +408,13 @@ def _interrupted(args: argparse.Namespace | None, command_line: str) -> str:
     if not getattr(args, "trains_models", False):  # set once the attacks are known
         return f"{said}; rerun: {command_line}"
     if cache is None:
-        return (f"{said}; the shadow / reference models trained so far were not kept. "
-                f"Keep them next time with --cache-dir (an interrupted run then resumes "
-                f"there): {command_line} --cache-dir tabmia-cache")
+        return (
+            f"{said}; the shadow / reference models trained so far were not kept. "
+            f"Keep them next time with --cache-dir (an interrupted run then resumes "
+            f"there): {command_line} --cache-dir tabmia-cache"
+        )
     kept = len(list(Path(cache).glob("**/model_*.npz"))) if Path(cache).is_dir() else 0
-    return (f"{said}; {kept} shadow / reference model(s) kept in {cache}: the same command "
-            f"trains only the missing ones: {command_line}")
-
+    return (
+        f"{said}; {kept} shadow / reference model(s) kept in {cache}: the same command "
+        f"trains only the missing ones: {command_line}"
+    )

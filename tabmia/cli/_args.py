@@ -12,9 +12,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["Accumulate", "DEFAULT_FPR", "add_command", "add_fpr_arguments", "add_run_arguments",
-           "add_split_arguments", "floats", "fraction_or_count", "given_flags", "memory_size",
-           "names", "risk_limits", "settle_fprs", "warning_names"]
+__all__ = [
+    "Accumulate",
+    "DEFAULT_FPR",
+    "add_command",
+    "add_fpr_arguments",
+    "add_run_arguments",
+    "add_split_arguments",
+    "floats",
+    "fraction_or_count",
+    "given_flags",
+    "memory_size",
+    "names",
+    "risk_limits",
+    "settle_fprs",
+    "warning_names",
+]
 
 #: The FPR each attack's threshold promises unless ``--fpr`` says otherwise.
 DEFAULT_FPR = 0.01
@@ -80,8 +93,10 @@ def risk_limits(text: str) -> tuple[Any, ...]:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
     if not limits:  # an empty value would turn the gate off without a word
-        raise argparse.ArgumentTypeError(f"{text!r} gives no limit: expected METRIC=LIMIT, e.g. "
-                                         "tpr@0.01=0.05, auc=0.6 or epsilon=4")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} gives no limit: expected METRIC=LIMIT, e.g. "
+            "tpr@0.01=0.05, auc=0.6 or epsilon=4"
+        )
     return limits
 
 
@@ -111,10 +126,18 @@ class Accumulate(argparse.Action):
 
 def add_split_arguments(group: Any, *, prior_help: str, max_records_help: str) -> None:
     """``--train-size``, ``--public-size``, ``--prior``, ``--max-records`` (the game's split)."""
-    group.add_argument("--train-size", type=fraction_or_count, default=0.5,
-                       help="target training set: fraction or count (default 0.5)")
-    group.add_argument("--public-size", type=fraction_or_count, default=0.5,
-                       help="attacker's share of the records left (default 0.5)")
+    group.add_argument(
+        "--train-size",
+        type=fraction_or_count,
+        default=0.5,
+        help="target training set: fraction or count (default 0.5)",
+    )
+    group.add_argument(
+        "--public-size",
+        type=fraction_or_count,
+        default=0.5,
+        help="attacker's share of the records left (default 0.5)",
+    )
     group.add_argument("--prior", type=float, default=None, help=prior_help)
     group.add_argument("--max-records", type=int, default=None, help=max_records_help)
 
@@ -122,20 +145,31 @@ def add_split_arguments(group: Any, *, prior_help: str, max_records_help: str) -
 def add_command(sub: Any, name: str, *, help: str, doc: str) -> argparse.ArgumentParser:
     """The ``tabmia NAME`` subparser, described by its module docstring ``doc`` (all but
     the first paragraph)."""
-    return sub.add_parser(name, help=help, description=doc.split("\n\n", 1)[1],
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    return sub.add_parser(
+        name,
+        help=help,
+        description=doc.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
-def add_fpr_arguments(group: Any, *, fprs_default: tuple[float, ...] | None,
-                      fprs_help: str) -> None:
+def add_fpr_arguments(
+    group: Any, *, fprs_default: tuple[float, ...] | None, fprs_help: str
+) -> None:
     """``--fpr`` (the FPR each attack's threshold promises) and ``--fprs`` (the levels of
     the tables' TPR); :func:`settle_fprs` reads them."""
-    group.add_argument("--fpr", type=floats, default=None, metavar="FPR",
-                       help=f"the FPR each attack's threshold promises on fresh non-members "
-                       f"(default {DEFAULT_FPR:g}, or the smallest an attack's calibration "
-                       "records can promise, said so)")
-    group.add_argument("--fprs", type=floats, default=fprs_default, metavar="FPR[,FPR...]",
-                       help=fprs_help)
+    group.add_argument(
+        "--fpr",
+        type=floats,
+        default=None,
+        metavar="FPR",
+        help=f"the FPR each attack's threshold promises on fresh non-members "
+        f"(default {DEFAULT_FPR:g}, or the smallest an attack's calibration "
+        "records can promise, said so)",
+    )
+    group.add_argument(
+        "--fprs", type=floats, default=fprs_default, metavar="FPR[,FPR...]", help=fprs_help
+    )
 
 
 def settle_fprs(args: argparse.Namespace, *, several_fpr: bool = False) -> None:
@@ -152,9 +186,11 @@ def settle_fprs(args: argparse.Namespace, *, several_fpr: bool = False) -> None:
     fpr = (DEFAULT_FPR,) if given is None else tuple(given)
     if len(fpr) > 1:
         if not several_fpr:
-            raise UsageError(f"--fpr takes one FPR, the one each attack's threshold promises, "
-                             f"got {','.join(f'{f:g}' for f in fpr)}: the table's levels are "
-                             "--fprs")
+            raise UsageError(
+                f"--fpr takes one FPR, the one each attack's threshold promises, "
+                f"got {','.join(f'{f:g}' for f in fpr)}: the table's levels are "
+                "--fprs"
+            )
         if args.fprs is None:
             args.fprs = fpr
     args.fpr = fpr[0]
@@ -165,6 +201,7 @@ def settle_fprs(args: argparse.Namespace, *, several_fpr: bool = False) -> None:
 def add_run_arguments(group: Any, *, n_jobs_help: str = "parallel jobs for shadow models") -> None:
     """``--n-jobs``, ``--device``, ``--random-state``: how a run uses the machine, its seed."""
     group.add_argument("--n-jobs", type=int, default=None, help=n_jobs_help)
-    group.add_argument("--device", default="auto",
-                       help="auto, cpu, cuda or cuda:N (torch MLPs, CatBoost, XGBoost)")
+    group.add_argument(
+        "--device", default="auto", help="auto, cpu, cuda or cuda:N (torch MLPs, CatBoost, XGBoost)"
+    )
     group.add_argument("--random-state", type=int, default=0, help="seed (default 0)")

@@ -29,8 +29,16 @@ MAX_MODELS = 1024
 
 # flags of the built-in game only, of your own model only, of a model file only
 _GAME_ONLY = ("dataset", "model", "seeds", "train_size", "prior", "max_records")
-_OWN_ONLY = ("trust_types", "label", "recipe", "max_members", "encoding", "sep", "categorical",
-             "label_only")
+_OWN_ONLY = (
+    "trust_types",
+    "label",
+    "recipe",
+    "max_members",
+    "encoding",
+    "sep",
+    "categorical",
+    "label_only",
+)
 _MODEL_FILE_ONLY = ("trust_types", "categorical")
 # flags that set a runner setting of the attacks: (setting, what it sets, an attack that
 # takes it); an attack takes the settings of its tags' runner_settings

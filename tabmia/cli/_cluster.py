@@ -33,11 +33,15 @@ def cluster_backend(address: str | None) -> Iterator[None]:
             import ray
             from ray.util.joblib import register_ray
         except ImportError as exc:
-            raise UsageError(f"--cluster {address} needs ray (pip install \"tabmia[cluster]\")"
-                             ) from exc
+            raise UsageError(
+                f'--cluster {address} needs ray (pip install "tabmia[cluster]")'
+            ) from exc
         try:
-            ray.init(address=None if address == "ray" else address, log_to_driver=False,
-                     ignore_reinit_error=True)
+            ray.init(
+                address=None if address == "ray" else address,
+                log_to_driver=False,
+                ignore_reinit_error=True,
+            )
         except Exception as exc:  # whatever ray raises on a bad address
             raise UsageError(f"--cluster {address}: cannot connect: {first_line(exc)}") from exc
         register_ray()
@@ -48,17 +52,21 @@ def cluster_backend(address: str | None) -> Iterator[None]:
             ray.shutdown()
         return
     if "://" not in address and ":" not in address:
-        raise UsageError(f"--cluster {address!r}: give a Dask scheduler address "
-                         "(tcp://host:8786), 'ray' or ray://host:port")
+        raise UsageError(
+            f"--cluster {address!r}: give a Dask scheduler address "
+            "(tcp://host:8786), 'ray' or ray://host:port"
+        )
     try:
         from distributed import Client
     except ImportError as exc:
-        raise UsageError(f"--cluster {address} needs dask.distributed (pip install "
-                         "\"tabmia[cluster]\")") from exc
+        raise UsageError(
+            f'--cluster {address} needs dask.distributed (pip install "tabmia[cluster]")'
+        ) from exc
     try:
         client = Client(address, timeout=_CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(f"--cluster {address}: cannot reach the Dask scheduler: "
-                         f"{first_line(exc)}") from exc
+        raise UsageError(
+            f"--cluster {address}: cannot reach the Dask scheduler: {first_line(exc)}"
+        ) from exc
     with client, joblib.parallel_config(backend="dask"):
         yield

@@ -30,11 +30,15 @@ def aim_at_gate_fpr(args: argparse.Namespace) -> None:
     if not fprs:
         return
     if len(fprs) > 1:
-        raise UsageError(f"--fail-above: TPR limits at FPRs {', '.join(f'{f:g}' for f in fprs)}; "
-                         "each attack has one threshold, so give one tpr@<fpr> limit per audit")
+        raise UsageError(
+            f"--fail-above: TPR limits at FPRs {', '.join(f'{f:g}' for f in fprs)}; "
+            "each attack has one threshold, so give one tpr@<fpr> limit per audit"
+        )
     if getattr(args, "fpr_given", True) and not math.isclose(args.fpr, fprs[0]):
-        raise UsageError(f"--fail-above tpr@{fprs[0]:g} needs each attack's threshold aimed at "
-                         f"FPR {fprs[0]:g}, but --fpr is {args.fpr:g}: drop --fpr or make them equal")
+        raise UsageError(
+            f"--fail-above tpr@{fprs[0]:g} needs each attack's threshold aimed at "
+            f"FPR {fprs[0]:g}, but --fpr is {args.fpr:g}: drop --fpr or make them equal"
+        )
     args.fpr = fprs[0]
 
 
@@ -45,8 +49,13 @@ def evaluate_cli_gate(args: argparse.Namespace, result: Any) -> Any:
     limits = getattr(args, "fail_above", ())
     if not limits:
         return None
-    return evaluate_gate(result, limits, unresolved=args.unresolved, delta=args.delta,
-                         accept_warnings=getattr(args, "accept_warnings", ()))
+    return evaluate_gate(
+        result,
+        limits,
+        unresolved=args.unresolved,
+        delta=args.delta,
+        accept_warnings=getattr(args, "accept_warnings", ()),
+    )
 
 
 def report_gate(gate: Any) -> int:

@@ -42,8 +42,13 @@ _MAGIC = (
     (b"\xfe\xff", "UTF-16 text"),
 )
 #: pandas' name of each compression sniff() recognises
-_COMPRESSION = {"gzip-compressed": "gzip", "bzip2-compressed": "bz2", "xz-compressed": "xz",
-                "zstd-compressed": "zstd", "a zip archive": "zip"}
+_COMPRESSION = {
+    "gzip-compressed": "gzip",
+    "bzip2-compressed": "bz2",
+    "xz-compressed": "xz",
+    "zstd-compressed": "zstd",
+    "a zip archive": "zip",
+}
 # a text file's first line holding one of these is a table, not a protocol-0 pickle
 _SEPARATORS = (",", ";", "\t")
 
@@ -119,10 +124,12 @@ def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | Non
     except UsageError:
         raise
     except ImportError as exc:
-        raise UsageError(f"{flag} {path}: reading parquet needs pyarrow (pip install pyarrow)") from exc
+        raise UsageError(
+            f"{flag} {path}: reading parquet needs pyarrow (pip install pyarrow)"
+        ) from exc
     except UnicodeDecodeError as exc:
         raise UsageError(
-            f"{flag} {path}: not {encoding} text (byte {exc.object[exc.start:exc.start + 1]!r} "
+            f"{flag} {path}: not {encoding} text (byte {exc.object[exc.start : exc.start + 1]!r} "
             f"at offset {exc.start}); pass --encoding, e.g. --encoding latin-1"
         ) from exc
     except LookupError as exc:
@@ -138,8 +145,15 @@ def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | Non
 
 
 def read_probabilities(
-    train_proba: Path, population_proba: Path, X_train: Any, y_train: Any, X_population: Any,
-    y_population: Any, *, labels_only: bool = False, **read: Any,
+    train_proba: Path,
+    population_proba: Path,
+    X_train: Any,
+    y_train: Any,
+    X_population: Any,
+    y_population: Any,
+    *,
+    labels_only: bool = False,
+    **read: Any,
 ) -> Any:
     """A target of precomputed probabilities, one CSV column per class named by its label.
 
@@ -153,33 +167,45 @@ def read_probabilities(
     p_pop = read_table(population_proba, "--population-proba", **read)
     names_tr, names_pop = [str(c) for c in p_tr.columns], [str(c) for c in p_pop.columns]
     if sorted(names_tr) != sorted(names_pop):
-        raise UsageError(f"--train-proba columns {names_tr[:10]} and --population-proba "
-                         f"columns {names_pop[:10]} name different classes")
+        raise UsageError(
+            f"--train-proba columns {names_tr[:10]} and --population-proba "
+            f"columns {names_pop[:10]} name different classes"
+        )
     p_pop.columns = names_pop
     p_pop = p_pop[names_tr]  # the same class order in both
     if len(p_tr) != n_rows(X_train) or len(p_pop) != n_rows(X_population):
-        raise UsageError(f"each --*-proba file needs one row per record of its data file "
-                         f"(--train-proba {len(p_tr)} rows for {n_rows(X_train)} records, "
-                         f"--population-proba {len(p_pop)} for {n_rows(X_population)})")
-    labels = pd.unique(pd.Series(np.r_[np.asarray(y_train, dtype=object),
-                                       np.asarray(y_population, dtype=object)]))
+        raise UsageError(
+            f"each --*-proba file needs one row per record of its data file "
+            f"(--train-proba {len(p_tr)} rows for {n_rows(X_train)} records, "
+            f"--population-proba {len(p_pop)} for {n_rows(X_population)})"
+        )
+    labels = pd.unique(
+        pd.Series(np.r_[np.asarray(y_train, dtype=object), np.asarray(y_population, dtype=object)])
+    )
     by_text = {str(v): v for v in labels}
     if not all(c in by_text for c in names_tr):
-        raise UsageError(f"--*-proba columns {names_tr[:10]} must be the class labels "
-                         f"{list(by_text)[:10]}")
+        raise UsageError(
+            f"--*-proba columns {names_tr[:10]} must be the class labels {list(by_text)[:10]}"
+        )
     classes = np.array([by_text[c] for c in names_tr])
     X_all = pd.concat([X_train, X_population], ignore_index=True)
     try:
         proba = np.vstack([p_tr.to_numpy(float), p_pop.to_numpy(float)])
-        return TargetModel(PrecomputedProbabilities(X_all, proba), classes=classes,
-                           labels_only=labels_only)
+        return TargetModel(
+            PrecomputedProbabilities(X_all, proba), classes=classes, labels_only=labels_only
+        )
     except ValueError as exc:
         raise UsageError(f"--*-proba: {first_line(exc)}") from exc
 
 
 def read_predictions(
-    train_pred: Path, population_pred: Path, X_train: Any, y_train: Any, X_population: Any,
-    y_population: Any, **read: Any,
+    train_pred: Path,
+    population_pred: Path,
+    X_train: Any,
+    y_train: Any,
+    X_population: Any,
+    y_population: Any,
+    **read: Any,
 ) -> Any:
     """A label-only target of precomputed predicted labels: one column, one row per record.
 
@@ -189,35 +215,53 @@ def read_predictions(
     """
     from tabmia.target import PrecomputedLabels, TargetModel
 
-    labels = pd.unique(pd.Series(np.r_[np.asarray(y_train, dtype=object),
-                                       np.asarray(y_population, dtype=object)]))
+    labels = pd.unique(
+        pd.Series(np.r_[np.asarray(y_train, dtype=object), np.asarray(y_population, dtype=object)])
+    )
     by_text = {str(v): v for v in labels}
     parts = []
-    for path, flag, X in ((train_pred, "--train-pred", X_train),
-                          (population_pred, "--population-pred", X_population)):
+    for path, flag, X in (
+        (train_pred, "--train-pred", X_train),
+        (population_pred, "--population-pred", X_population),
+    ):
         table = read_table(path, flag, **read)
         if table.shape[1] != 1:
-            raise UsageError(f"{flag} {path}: {table.shape[1]} columns; give one column of "
-                             "predicted labels, one row per record")
+            raise UsageError(
+                f"{flag} {path}: {table.shape[1]} columns; give one column of "
+                "predicted labels, one row per record"
+            )
         header = str(table.columns[0])
         if len(table) == n_rows(X) - 1 and header in by_text:  # no header: the first label
-            table = pd.read_csv(path, header=None, sep=read.get("sep") or ",",
-                                encoding=read.get("encoding", "utf-8"))
+            table = pd.read_csv(
+                path,
+                header=None,
+                sep=read.get("sep") or ",",
+                encoding=read.get("encoding", "utf-8"),
+            )
         if len(table) != n_rows(X):
-            hint = (f" (without a header line, its first line {header!r} must be a label of "
-                    "the --label column)" if len(table) == n_rows(X) - 1 else "")
-            raise UsageError(f"{flag} {path}: {len(table)} rows for {n_rows(X)} records{hint}; "
-                             "give one predicted label per record of its data file, in its order")
+            hint = (
+                f" (without a header line, its first line {header!r} must be a label of "
+                "the --label column)"
+                if len(table) == n_rows(X) - 1
+                else ""
+            )
+            raise UsageError(
+                f"{flag} {path}: {len(table)} rows for {n_rows(X)} records{hint}; "
+                "give one predicted label per record of its data file, in its order"
+            )
         column = table.iloc[:, 0]
         if column.isna().any():
             rows = plain(np.flatnonzero(column.isna().to_numpy())[:5])
-            raise UsageError(f"{flag} {path}: {int(column.isna().sum())} empty predicted "
-                             f"label(s) (rows {rows})")
+            raise UsageError(
+                f"{flag} {path}: {int(column.isna().sum())} empty predicted label(s) (rows {rows})"
+            )
         parts.append(np.array([by_text.get(str(v), v) for v in column.tolist()], dtype=object))
     predicted = np.r_[parts[0], parts[1]]
     if not pd.Series(predicted).isin(labels).any():
-        raise UsageError(f"--*-pred: the predicted labels {plain(pd.unique(pd.Series(predicted))[:5])} "
-                         f"are none of the --label column's labels {plain(labels[:10])}")
+        raise UsageError(
+            f"--*-pred: the predicted labels {plain(pd.unique(pd.Series(predicted))[:5])} "
+            f"are none of the --label column's labels {plain(labels[:10])}"
+        )
     # predicted labels no record has, of another type: kept as objects
     with contextlib.suppress(TypeError, ValueError):
         predicted = predicted.astype(np.asarray(labels).dtype)
@@ -253,23 +297,38 @@ def load_model(path: Path, trust_types: bool, flag: str = "--model-file") -> Any
     if not path.is_file():
         raise UsageError(f"{flag} {path}: no such file")
     kind = sniff(path)
-    save_hint = ("give the fitted model saved with joblib.dump / pickle.dump (.joblib, .pkl) "
-                 "or skops (.skops)")
+    save_hint = (
+        "give the fitted model saved with joblib.dump / pickle.dump (.joblib, .pkl) "
+        "or skops (.skops)"
+    )
     if _is_table_text(path, kind):
         what = "a CSV / text table" if kind == "text" else f"a {kind} CSV / text table"
         raise UsageError(f"{flag} {path}: {what} (a data file), not a model: {save_hint}")
-    if kind in ("a PNG image", "a JPEG image", "a GIF image", "a PDF document",
-                "a parquet file", "an SQLite database", "an executable", "an HDF5 file",
-                "a numpy .npy file", "UTF-16 text"):
+    if kind in (
+        "a PNG image",
+        "a JPEG image",
+        "a GIF image",
+        "a PDF document",
+        "a parquet file",
+        "an SQLite database",
+        "an executable",
+        "an HDF5 file",
+        "a numpy .npy file",
+        "UTF-16 text",
+    ):
         raise UsageError(f"{flag} {path}: {kind}, not a model: {save_hint}")
     if path.suffix.lower() == ".skops" or (kind == "a zip archive" and _is_skops(path)):
         return _load_skops(path, trust_types, flag)
     if kind == "a zip archive":
-        raise UsageError(f"{flag} {path}: a zip archive (a torch checkpoint?), not a model "
-                         f"tabmia reads: {save_hint}")
+        raise UsageError(
+            f"{flag} {path}: a zip archive (a torch checkpoint?), not a model "
+            f"tabmia reads: {save_hint}"
+        )
     warnings.warn(
         f"loading {path} runs any code the file contains (pickle/joblib): only audit files "
-        "you trust", UserWarning, stacklevel=3,
+        "you trust",
+        UserWarning,
+        stacklevel=3,
     )
     import joblib
 
@@ -323,16 +382,22 @@ def _unimportable(exc: BaseException) -> str:
     top = module.split(".")[0]
     what = f"class {name} from module {module!r}" if name else f"module {module!r}"
     if module == "__main__":
-        return (f"the model's class {name} was defined in the script that saved it "
-                "(__main__), so it cannot be loaded anywhere else: move it into a module "
-                f"(e.g. my_models.py), import {name} from there, save the model again, and "
-                "run tabmia with that module's folder on PYTHONPATH")
+        return (
+            f"the model's class {name} was defined in the script that saved it "
+            "(__main__), so it cannot be loaded anywhere else: move it into a module "
+            f"(e.g. my_models.py), import {name} from there, save the model again, and "
+            "run tabmia with that module's folder on PYTHONPATH"
+        )
     if isinstance(exc, ImportError):
-        return (f"the model needs {what}, which is not importable here: install the package "
-                f"that provides it (pip install ...; for a module of your own, put the folder "
-                f"holding {top}.py or {top}/ on PYTHONPATH)")
-    return (f"the model needs {what}, but that module has no {name!r} here (another "
-            f"version of {top}?): install the version the model was saved with")
+        return (
+            f"the model needs {what}, which is not importable here: install the package "
+            f"that provides it (pip install ...; for a module of your own, put the folder "
+            f"holding {top}.py or {top}/ on PYTHONPATH)"
+        )
+    return (
+        f"the model needs {what}, but that module has no {name!r} here (another "
+        f"version of {top}?): install the version the model was saved with"
+    )
 
 
 def _missing_global(exc: BaseException) -> tuple[str | None, str | None]:

@@ -20,8 +20,15 @@ from typing import Any
 
 from tabmia.exceptions import RunNote
 
-__all__ = ["fpr_fallback_notes", "one_line_warnings", "recorded_warnings", "shown",
-           "terminal_summary", "wrapped", "write_outputs"]
+__all__ = [
+    "fpr_fallback_notes",
+    "one_line_warnings",
+    "recorded_warnings",
+    "shown",
+    "terminal_summary",
+    "wrapped",
+    "write_outputs",
+]
 
 #: Columns of the terminal's summary (results.md and report.html keep the full table).
 TERMINAL_WIDTH = 100
@@ -38,8 +45,14 @@ def one_line_warnings() -> Iterator[None]:
     """
     shown: set[str] = set()
 
-    def show(message: Any, category: type[Warning], filename: str, lineno: int,
-             file: Any = None, line: Any = None) -> None:
+    def show(
+        message: Any,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: Any = None,
+    ) -> None:
         text = " ".join(str(message).split())
         if not _is_own(category, filename):
             text = f"{category.__name__} from {_package_of(filename)}: {text}"
@@ -64,8 +77,14 @@ def recorded_warnings(*categories: type[Warning]) -> Iterator[list[str]]:
     messages: list[str] = []
     outer = warnings.showwarning
 
-    def show(message: Any, category: type[Warning], filename: str, lineno: int,
-             file: Any = None, line: Any = None) -> None:
+    def show(
+        message: Any,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: Any = None,
+    ) -> None:
         if issubclass(category, categories):
             text = str(message)
             if text in messages:
@@ -96,8 +115,14 @@ def wrapped(text: str, first: str = "", rest: str = "  ") -> str:
     that, such as a long path, stays whole)."""
     import textwrap
 
-    return textwrap.fill(text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest,
-                         break_on_hyphens=False, break_long_words=False)
+    return textwrap.fill(
+        text,
+        TERMINAL_WIDTH,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
 
 
 def terminal_summary(header: str, state: Any, verdict: list[str], table: Any) -> str:
@@ -131,9 +156,17 @@ def _package_of(filename: str) -> str:
     return Path(filename).stem
 
 
-def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[str, Any],
-                   records: Any, elapsed: float, verdict: list[str] | None = None,
-                   gate: Any = None, state: Any = None) -> None:
+def write_outputs(
+    args: argparse.Namespace,
+    result: Any,
+    md: str,
+    context: dict[str, Any],
+    records: Any,
+    elapsed: float,
+    verdict: list[str] | None = None,
+    gate: Any = None,
+    state: Any = None,
+) -> None:
     """Write every file into a temporary folder, then move them into --out together.
 
     ``gate`` (a :class:`tabmia.gate.GateResult`) goes into results.json (``gate``),
@@ -165,8 +198,11 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
             "state": None if state is None else state.to_dict(),
             "verdict": verdict,
             "gate": None if gate is None else gate.to_dict(),
-            "target_accuracy": (result.target_accuracy.to_dict(orient="records")
-                                if result.target_accuracy is not None else None),
+            "target_accuracy": (
+                result.target_accuracy.to_dict(orient="records")
+                if result.target_accuracy is not None
+                else None
+            ),
             # what each attack flags at its own threshold, per seed (the attacker's result)
             "at_own_threshold": json.loads(result.at_own_threshold().to_json(orient="records")),
             "metrics": json.loads(result.metrics.to_json(orient="records")),
@@ -175,16 +211,30 @@ def write_outputs(args: argparse.Namespace, result: Any, md: str, context: dict[
         (tmp_path / "results.md").write_text(md)
         # gzip's usual level 6: pandas' level 9 took twice its CPU time for a file 2%
         # smaller (150,000 scores: 0.93 s against 0.45 s)
-        result.scores.to_csv(tmp_path / "scores.csv.gz", index=False,
-                             compression={"method": "gzip", "compresslevel": 6})
-        plot_roc(result.scores, tmp_path / "roc.png",
-                 title="ROC (log-log)" + (f", seed 0 of {args.seeds}" if args.seeds > 1 else ""))
+        result.scores.to_csv(
+            tmp_path / "scores.csv.gz",
+            index=False,
+            compression={"method": "gzip", "compresslevel": 6},
+        )
+        plot_roc(
+            result.scores,
+            tmp_path / "roc.png",
+            title="ROC (log-log)" + (f", seed 0 of {args.seeds}" if args.seeds > 1 else ""),
+        )
         write_html_report(
-            result, tmp_path / "report.html",
-            context={k: shown(v) for k, v in context.items()}, epsilon=args.epsilon,
-            delta=args.delta, fprs=args.fprs, gammas=args.gammas, top_k=args.top_k,
-            records=records, show_records=args.show_records, command=command,
-            version=tabmia.__version__, date=date,
+            result,
+            tmp_path / "report.html",
+            context={k: shown(v) for k, v in context.items()},
+            epsilon=args.epsilon,
+            delta=args.delta,
+            fprs=args.fprs,
+            gammas=args.gammas,
+            top_k=args.top_k,
+            records=records,
+            show_records=args.show_records,
+            command=command,
+            version=tabmia.__version__,
+            date=date,
             gate=None if gate is None else gate.lines(),
             accept_warnings=getattr(args, "accept_warnings", ()),
         )

@@ -85,7 +85,9 @@ def _recipe(args: argparse.Namespace, X: Any) -> Any:
             raise UsageError(f"--recipe {args.recipe}: {exc}") from exc
     path = Path(args.recipe)
     if not path.is_file():
-        raise UsageError(f"--recipe {args.recipe}: neither a recipe name ({', '.join(MODEL_NAMES)}) nor a file")
+        raise UsageError(
+            f"--recipe {args.recipe}: neither a recipe name ({', '.join(MODEL_NAMES)}) nor a file"
+        )
     recipe = load_model(path, args.trust_types, flag="--recipe")
     if not hasattr(recipe, "fit"):
         raise UsageError(f"--recipe {path}: the object has no fit method")
@@ -113,14 +115,18 @@ def _resolve_device(args: argparse.Namespace) -> None:
         raise UsageError(f"--device: {exc}") from exc
     args.device_given = requested != "auto"
     if requested.startswith("cuda") and not gpu_present():
-        warnings.warn(f"--device {requested}: no GPU is present (none seen by torch, CatBoost "
-                      "or nvidia-smi); training and scoring run on the CPU", RunNote,
-                      stacklevel=2)
+        warnings.warn(
+            f"--device {requested}: no GPU is present (none seen by torch, CatBoost "
+            "or nvidia-smi); training and scoring run on the CPU",
+            RunNote,
+            stacklevel=2,
+        )
         args.device, args.device_given = "cpu", False
 
 
-def _note_device_not_used(args: argparse.Namespace, attacks: dict[str, Any],
-                          device_taken: bool) -> None:
+def _note_device_not_used(
+    args: argparse.Namespace, attacks: dict[str, Any], device_taken: bool
+) -> None:
     """A ``tabmia: note:`` when ``--device`` reaches nothing: neither the model (nor so its
     shadow / reference models: ``device_taken``) nor an attack. (An attack flag no attack
     takes is refused instead: :func:`tabmia.cli._checks.check_attack_flags`.)"""
@@ -129,15 +135,21 @@ def _note_device_not_used(args: argparse.Namespace, attacks: dict[str, Any],
 
     if not getattr(args, "device_given", False):
         return
-    note = unused_settings_note(attacks, {"device": f"--device {args.device}"},
-                                model_takes_device=device_taken)
+    note = unused_settings_note(
+        attacks, {"device": f"--device {args.device}"}, model_takes_device=device_taken
+    )
     if note is not None:
         warnings.warn(note, RunNote, stacklevel=2)
 
 
 def _make_attacks(
-    args: argparse.Namespace, recipe: Any = None, *, can_train: bool = True,
-    device_taken: bool = False, default: str | None = None, label_only_target: Any = None,
+    args: argparse.Namespace,
+    recipe: Any = None,
+    *,
+    can_train: bool = True,
+    device_taken: bool = False,
+    default: str | None = None,
+    label_only_target: Any = None,
 ) -> dict[str, Any]:
     """The attacks named by ``--attacks``; by default ``default``, else the score attacks,
     plus LiRA and RMIA when shadow models can be trained (``can_train``). Attacks that need
@@ -153,10 +165,15 @@ def _make_attacks(
     if not names:
         raise UsageError("--attacks is empty")
     settings: dict[str, Any] = {
-        "fpr": args.fpr, "n_jobs": args.n_jobs, "device": args.device, "n_shadow": args.n_shadow,
-        "n_reference": args.n_references, "verbose": not args.quiet,
+        "fpr": args.fpr,
+        "n_jobs": args.n_jobs,
+        "device": args.device,
+        "n_shadow": args.n_shadow,
+        "n_reference": args.n_references,
+        "verbose": not args.quiet,
         "max_memory": getattr(args, "max_memory", None),
-        "cache_dir": None if args.cache_dir is None else str(args.cache_dir), "recipe": recipe,
+        "cache_dir": None if args.cache_dir is None else str(args.cache_dir),
+        "recipe": recipe,
     }
     try:  # specs may carry parameters, e.g. lira:n_shadow=64
         out = build_attacks(names, **settings)
@@ -207,8 +224,15 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
         raise UsageError(f"--cache-dir {args.cache_dir} exists and is not a folder")
     check_out_folder(args.out)
-    own = [args.model_file, args.train, args.population, args.train_proba, args.population_proba,
-           args.train_pred, args.population_pred]
+    own = [
+        args.model_file,
+        args.train,
+        args.population,
+        args.train_proba,
+        args.population_proba,
+        args.train_pred,
+        args.population_pred,
+    ]
     if any(v is not None for v in own):
         if args.train is None or args.population is None or args.label is None:
             raise UsageError("auditing your own model needs --train, --population and --label")
@@ -216,15 +240,18 @@ def _check_args(args: argparse.Namespace) -> None:
         preds = (args.train_pred is not None, args.population_pred is not None)
         sources = (args.model_file is not None) + any(probas) + any(preds)
         if sources > 1:
-            raise UsageError("give one of --model-file, the --*-proba files or the --*-pred "
-                             "files, not several")
+            raise UsageError(
+                "give one of --model-file, the --*-proba files or the --*-pred files, not several"
+            )
         if any(probas) and not all(probas):
             raise UsageError("--train-proba and --population-proba go together")
         if any(preds) and not all(preds):
             raise UsageError("--train-pred and --population-pred go together")
         if sources == 0:
-            raise UsageError("give --model-file, both --train-proba and --population-proba, or "
-                             "both --train-pred and --population-pred (predicted labels)")
+            raise UsageError(
+                "give --model-file, both --train-proba and --population-proba, or "
+                "both --train-pred and --population-pred (predicted labels)"
+            )
     check_mode(args)
 
 
@@ -247,8 +274,13 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         raise UsageError("--max-records must be at least 20")
     X, y = subsample(bunch.data, np.asarray(bunch.target), args.max_records, args.random_state)
     try:  # the sizes against this data set, before anything trains
-        sizes = split_membership(n_rows(X), train_size=args.train_size,
-                                 public_size=args.public_size, prior=args.prior, random_state=0)
+        sizes = split_membership(
+            n_rows(X),
+            train_size=args.train_size,
+            public_size=args.public_size,
+            prior=args.prior,
+            random_state=0,
+        )
     except ValueError as exc:
         message = first_line(exc)
         for name in ("train_size", "public_size", "prior"):
@@ -261,9 +293,16 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
     check_model_counts(args, attacks, len(sizes.public))
     experiment = MembershipExperiment(
-        model, attacks, train_size=args.train_size,
-        public_size=args.public_size, prior=args.prior, n_repeats=args.seeds, fprs=args.fprs,
-        gammas=args.gammas, random_state=args.random_state, verbose=not args.quiet,
+        model,
+        attacks,
+        train_size=args.train_size,
+        public_size=args.public_size,
+        prior=args.prior,
+        n_repeats=args.seeds,
+        fprs=args.fprs,
+        gammas=args.gammas,
+        random_state=args.random_state,
+        verbose=not args.quiet,
         fpr_fallback=not args.fpr_given,
     )
     with _thread_limits(args):
@@ -271,10 +310,15 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     split, acc = result.splits[0], result.target_accuracy
     assert acc is not None  # the built-in game trains its targets
     context = {
-        "data": args.dataset, "target": args.model, "members": len(split.members),
-        "non-members": len(split.nonmembers), "attacker public records": len(split.public),
-        "seeds": args.seeds, "train accuracy": f"{acc['train_accuracy'].mean():.3f}",
-        "held-out accuracy": f"{acc['test_accuracy'].mean():.3f}", **_cache_context(args, result),
+        "data": args.dataset,
+        "target": args.model,
+        "members": len(split.members),
+        "non-members": len(split.nonmembers),
+        "attacker public records": len(split.public),
+        "seeds": args.seeds,
+        "train accuracy": f"{acc['train_accuracy'].mean():.3f}",
+        "held-out accuracy": f"{acc['test_accuracy'].mean():.3f}",
+        **_cache_context(args, result),
     }
     records = take_rows(X, split.train) if hasattr(X, "iloc") else None
     if records is not None:
@@ -295,8 +339,9 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
 
     read = {"encoding": args.encoding, "sep": args.sep}
     X_tr, y_tr = split_label(read_table(args.train, "--train", **read), args.label, "--train")
-    X_pop, y_pop = split_label(read_table(args.population, "--population", **read), args.label,
-                               "--population")
+    X_pop, y_pop = split_label(
+        read_table(args.population, "--population", **read), args.label, "--population"
+    )
     missing = [c for c in X_tr.columns if c not in X_pop.columns]
     if missing:
         raise UsageError(f"--population lacks columns of --train: {missing[:10]}")
@@ -306,7 +351,8 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         raise UsageError(
             f"--population has {len(X_pop)} record(s); it needs at least {need}: "
             f"{MIN_AUDIT_RECORDS} non-member candidates plus the attacker's public records "
-            f"(--public-size {args.public_size:g})")
+            f"(--public-size {args.public_size:g})"
+        )
     public_fraction = _public_fraction(args.public_size, len(X_pop))
     n_public = int(round(public_fraction * len(X_pop)))  # as audit_model splits
     check_audit_size(min(len(X_tr), args.max_members or len(X_tr)), len(X_pop) - n_public)
@@ -314,18 +360,28 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     if args.model_file is not None:
         model = load_model(args.model_file, args.trust_types)
         check_recipe_matches(model, args.recipe, args.model_file, args.force)
-        X_tr, X_pop = apply_categories(model, [X_tr, X_pop], list(args.categorical),
-                                       ["--train", "--population"])
+        X_tr, X_pop = apply_categories(
+            model, [X_tr, X_pop], list(args.categorical), ["--train", "--population"]
+        )
         try:
             target = TargetModel(model, device=args.device, labels_only=args.label_only)
         except (TypeError, ValueError) as exc:
             raise UsageError(f"--model-file {args.model_file}: {exc}") from exc
     elif args.train_pred is not None:
-        target = read_predictions(args.train_pred, args.population_pred, X_tr, y_tr, X_pop,
-                                  y_pop, **read)
+        target = read_predictions(
+            args.train_pred, args.population_pred, X_tr, y_tr, X_pop, y_pop, **read
+        )
     else:
-        target = read_probabilities(args.train_proba, args.population_proba, X_tr, y_tr,
-                                    X_pop, y_pop, labels_only=args.label_only, **read)
+        target = read_probabilities(
+            args.train_proba,
+            args.population_proba,
+            X_tr,
+            y_tr,
+            X_pop,
+            y_pop,
+            labels_only=args.label_only,
+            **read,
+        )
     for flag, y in (("--train", y_tr), ("--population", y_pop)):
         try:  # apart: np.r_ of int and str labels would turn them all into text
             target.encode_labels(y, name=f"{flag}: label column {args.label!r}")
@@ -335,8 +391,9 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         target.predict_indices(X_tr.iloc[:5])
     except Exception as exc:  # whatever the model raises on these records
         where = args.model_file or args.train_pred or "--train-proba"
-        raise UsageError(f"{where}: cannot score --train records: {first_line(exc)}"
-                         + _categorical_hint(exc)) from exc
+        raise UsageError(
+            f"{where}: cannot score --train records: {first_line(exc)}" + _categorical_hint(exc)
+        ) from exc
     recipe = _recipe(args, X_tr)
     labels_only = target.outputs == "labels"
     default = None
@@ -344,15 +401,21 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         default = LABEL_ATTACKS if args.model_file is not None else "gap"
         if args.model_file is not None and recipe is not None:
             default += ",noise_robustness_calibrated"
-    attacks = _make_attacks(args, recipe=recipe, can_train=args.recipe is not None,
-                            device_taken=_takes_device(recipe) or _takes_device(target.model),
-                            default=default, label_only_target=target if labels_only else None)
-    perturbing = [n for n, a in attacks.items()
-                  if membership_tags(a).queries_perturbed_records]
+    attacks = _make_attacks(
+        args,
+        recipe=recipe,
+        can_train=args.recipe is not None,
+        device_taken=_takes_device(recipe) or _takes_device(target.model),
+        default=default,
+        label_only_target=target if labels_only else None,
+    )
+    perturbing = [n for n, a in attacks.items() if membership_tags(a).queries_perturbed_records]
     if perturbing and args.model_file is None:
         given = "predicted labels" if args.train_pred is not None else "probabilities"
-        raise UsageError(f"--attacks {','.join(perturbing)} query perturbed records: they need "
-                         f"--model-file, not precomputed {given}")
+        raise UsageError(
+            f"--attacks {','.join(perturbing)} query perturbed records: they need "
+            f"--model-file, not precomputed {given}"
+        )
     check_model_counts(args, attacks, n_public)
     if shared_note is not None:
         warnings.warn(shared_note, DuplicateRecordsWarning, stacklevel=1)
@@ -360,8 +423,10 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         findings = check_inputs(target, X_tr, y_tr, X_pop, y_pop, random_state=args.random_state)
     except Exception as exc:  # whatever the model raises on these records
         where = args.model_file or "--train-proba / --population-proba"
-        raise UsageError(f"{where}: cannot score the --train and --population records: "
-                         f"{first_line(exc)}" + _categorical_hint(exc)) from exc
+        raise UsageError(
+            f"{where}: cannot score the --train and --population records: "
+            f"{first_line(exc)}" + _categorical_hint(exc)
+        ) from exc
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
     with _thread_limits(args), warnings.catch_warnings():
@@ -369,10 +434,20 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         # (the same seed), so they are shown once, and add the attacks' (an AUC below chance)
         warnings.simplefilter("ignore", DuplicateRecordsWarning)
         result = audit_model(
-            target, X_tr, y_tr, X_pop, y_pop, attacks, max_members=args.max_members,
-            fprs=args.fprs, gammas=args.gammas, random_state=args.random_state,
-            verbose=not args.quiet, fpr_fallback=not args.fpr_given,
-            public_fraction=public_fraction, check_plausibility=False,  # checked above
+            target,
+            X_tr,
+            y_tr,
+            X_pop,
+            y_pop,
+            attacks,
+            max_members=args.max_members,
+            fprs=args.fprs,
+            gammas=args.gammas,
+            random_state=args.random_state,
+            verbose=not args.quiet,
+            fpr_fallback=not args.fpr_given,
+            public_fraction=public_fraction,
+            check_plausibility=False,  # checked above
         )
     # the verdict and the gate decide from every finding: the inputs' (checked above, so
     # the model is queried once for them) before the attacks' own
@@ -383,8 +458,10 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         "model": str(args.model_file or given),
         **({"outputs": f"labels only ({_label_reason(args, target)})"} if labels_only else {}),
         "training records": len(X_tr),
-        "members scored": len(split.members), "non-member candidates": len(split.nonmembers),
-        "attacker public records": len(split.public), **_cache_context(args, result),
+        "members scored": len(split.members),
+        "non-member candidates": len(split.nonmembers),
+        "attacker public records": len(split.public),
+        **_cache_context(args, result),
     }
     return result, context, X_tr.reset_index(drop=True)
 
@@ -402,8 +479,11 @@ def _check_label_only(args: argparse.Namespace, attacks: dict[str, Any], target:
         f"--attacks {','.join(needs)} need the model's probabilities, but it answers with "
         f"labels only ({_label_reason(args, target)}); attacks that work from labels: "
         f"{', '.join(work)}"
-        + ("" if args.model_file is not None else
-           " (the others query perturbed records: they need --model-file)")
+        + (
+            ""
+            if args.model_file is not None
+            else " (the others query perturbed records: they need --model-file)"
+        )
     )
 
 
@@ -432,8 +512,10 @@ def _public_fraction(public_size: float | int, n_population: int) -> float:
     if isinstance(public_size, float):
         return public_size
     if public_size >= n_population:
-        raise UsageError(f"--public-size {public_size} leaves none of the {n_population} "
-                         "--population records as non-member candidates")
+        raise UsageError(
+            f"--public-size {public_size} leaves none of the {n_population} "
+            "--population records as non-member candidates"
+        )
     return public_size / n_population
 
 
@@ -506,9 +588,11 @@ def run_audit(args: argparse.Namespace) -> int:
     aim_at_gate_fpr(args)
     t0 = time.perf_counter()
     try:
-        with fpr_fallback_notes() as fallbacks, recorded_warnings(
-                PlausibilityWarning, DuplicateRecordsWarning) as warned, \
-                cluster_backend(getattr(args, "cluster", None)):
+        with (
+            fpr_fallback_notes() as fallbacks,
+            recorded_warnings(PlausibilityWarning, DuplicateRecordsWarning) as warned,
+            cluster_backend(getattr(args, "cluster", None)),
+        ):
             _resolve_device(args)
             if args.train is not None:
                 result, context, records = _own_model(args)
@@ -529,20 +613,38 @@ def run_audit(args: argparse.Namespace) -> int:
         context["warnings"] = [w for w in warned if w not in found]
     recipe = shadow_recipe(result)  # the class shadow models were trained as
     if recipe is not None:
-        context["shadow recipe"] = (f"the target's own recipe ({args.model})" if args.train is None
-                                    else f"--recipe {args.recipe}: {recipe}")
+        context["shadow recipe"] = (
+            f"the target's own recipe ({args.model})"
+            if args.train is None
+            else f"--recipe {args.recipe}: {recipe}"
+        )
     result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {shown(v)}" for k, v in context.items()) + "\n"
     state = verdict_state(result, accept_warnings=args.accept_warnings)
-    verdict = verdict_lines(result, context=context, gammas=args.gammas, epsilon=args.epsilon,
-                            delta=args.delta, state=state)
-    md = (header + "\n## Verdict\n\n" + f"**{state.state.capitalize()}**\n\n"
-          + "".join(f"- {line}\n" for line in verdict)
-          + "\n## Attacks\n\n" + markdown_table(table))
+    verdict = verdict_lines(
+        result,
+        context=context,
+        gammas=args.gammas,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        state=state,
+    )
+    md = (
+        header
+        + "\n## Verdict\n\n"
+        + f"**{state.state.capitalize()}**\n\n"
+        + "".join(f"- {line}\n" for line in verdict)
+        + "\n## Attacks\n\n"
+        + markdown_table(table)
+    )
     print(terminal_summary(header, state, verdict, summary_table(result.metrics)))
     gate = evaluate_cli_gate(args, result)
     write_outputs(args, result, md, context, records, elapsed, verdict, gate=gate, state=state)
-    print(wrapped(f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, "
-                  f"roc.png ({elapsed:.1f} s)"))
+    print(
+        wrapped(
+            f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, "
+            f"roc.png ({elapsed:.1f} s)"
+        )
+    )
     return report_gate(gate)

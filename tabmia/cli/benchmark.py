@@ -34,34 +34,65 @@ def add_benchmark_parser(sub: Any) -> argparse.ArgumentParser:
     from tabmia.benchmark import DEFAULT_ATTACKS, QUICK_MAX_RECORDS
     from tabmia.recipes import ATTACK_PRESETS, MODEL_NAMES
 
-    p = add_command(sub, "benchmark", doc=__doc__,
-                    help="run attacks against targets on many data sets; tables per metric")
-    p.add_argument("--config", type=Path, default=None,
-                   help="YAML or TOML file whose keys mirror these flags (a 'benchmark' "
-                   "section or top-level keys)")
-    p.add_argument("--datasets", type=names, default=None,
-                   help="comma-separated: openml:361070, 361070, eye_movements, "
-                   "acs:ACSIncome:NY, adult, ... (names in both tabular-benchmark suites "
-                   "pick clf_num)")
-    p.add_argument("--model", default="catboost", choices=MODEL_NAMES,
-                   help="target recipe; shadow models copy it (default catboost)")
-    p.add_argument("--attacks", type=names, default=list(DEFAULT_ATTACKS),
-                   help=f"comma-separated specs name[:param=value ...], names from: "
-                   f"{', '.join(ATTACK_PRESETS)} (default {','.join(DEFAULT_ATTACKS)})")
+    p = add_command(
+        sub,
+        "benchmark",
+        doc=__doc__,
+        help="run attacks against targets on many data sets; tables per metric",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="YAML or TOML file whose keys mirror these flags (a 'benchmark' "
+        "section or top-level keys)",
+    )
+    p.add_argument(
+        "--datasets",
+        type=names,
+        default=None,
+        help="comma-separated: openml:361070, 361070, eye_movements, "
+        "acs:ACSIncome:NY, adult, ... (names in both tabular-benchmark suites "
+        "pick clf_num)",
+    )
+    p.add_argument(
+        "--model",
+        default="catboost",
+        choices=MODEL_NAMES,
+        help="target recipe; shadow models copy it (default catboost)",
+    )
+    p.add_argument(
+        "--attacks",
+        type=names,
+        default=list(DEFAULT_ATTACKS),
+        help=f"comma-separated specs name[:param=value ...], names from: "
+        f"{', '.join(ATTACK_PRESETS)} (default {','.join(DEFAULT_ATTACKS)})",
+    )
     p.add_argument("--seeds", type=int, default=3, help="repeats of the game (default 3)")
-    add_fpr_arguments(p, fprs_default=None,
-                      fprs_help="FPR levels for TPR / precision in the tables (default: --fpr; "
-                      "--fpr A,B, the form before --fprs, reads as --fpr A --fprs A,B)")
+    add_fpr_arguments(
+        p,
+        fprs_default=None,
+        fprs_help="FPR levels for TPR / precision in the tables (default: --fpr; "
+        "--fpr A,B, the form before --fprs, reads as --fpr A --fprs A,B)",
+    )
     add_split_arguments(
-        p, prior_help="non-member candidates per member (1: balanced; default: every member)",
+        p,
+        prior_help="non-member candidates per member (1: balanced; default: every member)",
         max_records_help="subsample each data set to this many records first",
     )
-    p.add_argument("--quick", action="store_true",
-                   help=f"smoke run: 1 seed, at most {QUICK_MAX_RECORDS} records, few shadows")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"smoke run: 1 seed, at most {QUICK_MAX_RECORDS} records, few shadows",
+    )
     add_run_arguments(p)
     p.add_argument("--no-html", action="store_true", help="skip report.html")
-    p.add_argument("--out", type=Path, default=Path("tabmia-benchmark"),
-                   help="output folder (default ./tabmia-benchmark)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("tabmia-benchmark"),
+        help="output folder (default ./tabmia-benchmark)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     return p
 
@@ -76,12 +107,24 @@ def run_benchmark_command(args: argparse.Namespace, usage_error: type[Exception]
         raise usage_error("--n-jobs must not be 0")
     try:
         result = run_benchmark(
-            args.datasets, args.model, args.attacks, args.seeds, args.fprs, args.out,
+            args.datasets,
+            args.model,
+            args.attacks,
+            args.seeds,
+            args.fprs,
+            args.out,
             threshold_fpr=args.fpr,
-            train_size=args.train_size, public_size=args.public_size, prior=args.prior,
-            max_records=args.max_records, quick=args.quick, n_jobs=args.n_jobs,
-            device=args.device, random_state=args.random_state, progress=not args.quiet,
-            html=not args.no_html, command="tabmia " + " ".join(sys.argv[1:]),
+            train_size=args.train_size,
+            public_size=args.public_size,
+            prior=args.prior,
+            max_records=args.max_records,
+            quick=args.quick,
+            n_jobs=args.n_jobs,
+            device=args.device,
+            random_state=args.random_state,
+            progress=not args.quiet,
+            html=not args.no_html,
+            command="tabmia " + " ".join(sys.argv[1:]),
         )
     except (ValueError, FileNotFoundError) as exc:  # FileNotFoundError: DataNotFoundError
         raise usage_error(str(exc).splitlines()[0]) from exc
@@ -93,12 +136,16 @@ def run_benchmark_command(args: argparse.Namespace, usage_error: type[Exception]
         print("## " + sections[1] if len(sections) > 1 else md)
     ok = len(res["datasets"])
     files = "results.json, results.md" + ("" if args.no_html else ", report.html")
-    print(f"wrote {args.out}/{files} and {ok} ROC plot(s): "
-          f"{result.computed} cells computed, {result.reused} reused, "
-          f"{len(result.failed)} failed, {len(res['skipped'])} data set(s) skipped "
-          f"({res['wall_seconds']:.1f} s)")
+    print(
+        f"wrote {args.out}/{files} and {ok} ROC plot(s): "
+        f"{result.computed} cells computed, {result.reused} reused, "
+        f"{len(result.failed)} failed, {len(res['skipped'])} data set(s) skipped "
+        f"({res['wall_seconds']:.1f} s)"
+    )
     if result.failed:
-        print(f"tabmia: {len(result.failed)} cell(s) failed; see {args.out}/results.md",
-              file=sys.stderr)
+        print(
+            f"tabmia: {len(result.failed)} cell(s) failed; see {args.out}/results.md",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -23,8 +23,10 @@ from ._home import (
 __all__ = ["fetch_archive_members", "find_or_fetch", "shokri_mirrors"]
 
 # where Shokri et al.'s archives are published, in the order they are tried
-_SHOKRI_MIRRORS = ("https://www.comp.nus.edu.sg/~reza/files",
-                   "https://github.com/privacytrustlab/datasets/raw/master")
+_SHOKRI_MIRRORS = (
+    "https://www.comp.nus.edu.sg/~reza/files",
+    "https://github.com/privacytrustlab/datasets/raw/master",
+)
 
 
 def shokri_mirrors(archive: str) -> tuple[str, ...]:
@@ -185,6 +187,7 @@ def find_or_fetch(
             "home is writable.",
         )  # fmt: skip
     dests = {m: dl / rel for m, rel in members.items()}
-    fetch_archive_members(urls, dl / archive, dests, looked=looked, what=what, data_home=home,
-                          hint=hint)
+    fetch_archive_members(
+        urls, dl / archive, dests, looked=looked, what=what, data_home=home, hint=hint
+    )
     return tuple(dests.values())

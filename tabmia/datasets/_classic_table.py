@@ -77,12 +77,9 @@ STATLOG_COLUMNS = (
     "age sex chest_pain resting_bp chol fbs restecg max_hr exang oldpeak slope ca thal class"
 ).split()
 STATLOG_CATEGORICAL = ["sex", "chest_pain", "fbs", "restecg", "exang", "slope", "thal"]
-BANK_CATEGORICAL = (
-    "job marital education default housing loan contact month poutcome"
-).split()
+BANK_CATEGORICAL = ("job marital education default housing loan contact month poutcome").split()
 COMPAS_FEATURES = (
-    "sex age age_cat race juv_fel_count juv_misd_count juv_other_count priors_count "
-    "c_charge_degree"
+    "sex age age_cat race juv_fel_count juv_misd_count juv_other_count priors_count c_charge_degree"
 ).split()
 COMPAS_CATEGORICAL = ["sex", "age_cat", "race", "c_charge_degree"]
 PIMA_COLUMNS = (
@@ -211,9 +208,7 @@ def _read_layouts(spec: _Spec, data_home: PathLike | None, **_: Any):
     return (fix(df) if fix else df), paths[0], spec.processing[layout]
 
 
-def _load(
-    spec: _Spec, data_home: PathLike | None, *, return_X_y: bool, **options: Any
-) -> Result:
+def _load(spec: _Spec, data_home: PathLike | None, *, return_X_y: bool, **options: Any) -> Result:
     """The one loader: locate, read, apply the options, split, encode, describe."""
     df, path, processing = (spec.read or _read_layouts)(spec, data_home, **options)
     extra: dict[str, Any] = {}
@@ -516,8 +511,7 @@ _SPECS: dict[str, _Spec] = {
     "heart_cleveland": _Spec(
         what="Heart disease (Cleveland)",
         hint=(
-            "Expected cleveland_heart.csv.gz (14 named columns) or "
-            "UCI processed.cleveland.data."
+            "Expected cleveland_heart.csv.gz (14 named columns) or UCI processed.cleveland.data."
         ),
         layouts=_files(
             "cleveland_heart/cleveland_heart.csv",
@@ -612,5 +606,3 @@ _SPECS: dict[str, _Spec] = {
         processing=("8 categorical attributes as category dtype",) * 2,
     ),
 }
-
-

@@ -56,9 +56,7 @@ def load_npz_cache(cache: Path | None, signature: np.ndarray) -> dict[str, np.nd
         return None
 
 
-def save_npz_cache(
-    cache: Path | None, arrays: dict[str, Any], signature: np.ndarray
-) -> bool:
+def save_npz_cache(cache: Path | None, arrays: dict[str, Any], signature: np.ndarray) -> bool:
     """Write ``arrays`` atomically to ``cache`` (``np.savez_compressed``); never raises.
 
     Returns

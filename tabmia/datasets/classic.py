@@ -196,9 +196,7 @@ def load_hepatitis(
     sklearn.utils.Bunch or tuple
         ``target``: 0 = LIVE, 1 = DIE (123 / 32).
     """
-    return _load(
-        _SPECS["hepatitis"], data_home, return_X_y=return_X_y, drop_missing=drop_missing
-    )
+    return _load(_SPECS["hepatitis"], data_home, return_X_y=return_X_y, drop_missing=drop_missing)
 
 
 def load_taiwan_default(data_home: PathLike | None = None, *, return_X_y: bool = False) -> Result:
@@ -323,9 +321,7 @@ def load_heart_disease(
         13 features (7 categorical).
     """
     if variant == "cleveland":
-        return _load(
-            _SPECS["heart_cleveland"], data_home, return_X_y=return_X_y, binary=binary
-        )
+        return _load(_SPECS["heart_cleveland"], data_home, return_X_y=return_X_y, binary=binary)
     if variant == "statlog":
         return _load(_SPECS["heart_statlog"], data_home, return_X_y=return_X_y)
     raise ValueError(f"variant must be 'cleveland' or 'statlog', got {variant!r}")

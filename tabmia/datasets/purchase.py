@@ -87,12 +87,17 @@ def fetch_purchase100(
         Naming every path looked for.
     """
     (path,) = find_or_fetch(
-        _LAYOUTS, data_home=data_home, download=download, urls=PURCHASE_URLS,
+        _LAYOUTS,
+        data_home=data_home,
+        download=download,
+        urls=PURCHASE_URLS,
         archive="purchase100/dataset_purchase.tgz",
         members={"dataset_purchase": "purchase100/dataset_purchase"},
         what="Purchase-100 (Shokri et al. 2017)",
-        hint=("Expected the original file 'dataset_purchase' from dataset_purchase.tgz "
-              f"({PURCHASE_URLS[0]}): lines 'label,f1,...,f600', labels 1..100."),
+        hint=(
+            "Expected the original file 'dataset_purchase' from dataset_purchase.tgz "
+            f"({PURCHASE_URLS[0]}): lines 'label,f1,...,f600', labels 1..100."
+        ),
     )
 
     signature = source_signature(path)

@@ -88,14 +88,21 @@ def fetch_texas100(
         Naming every path looked for.
     """
     feats, labels = find_or_fetch(
-        _LAYOUTS, data_home=data_home, download=download, urls=TEXAS_URLS,
+        _LAYOUTS,
+        data_home=data_home,
+        download=download,
+        urls=TEXAS_URLS,
         archive="texas100/dataset_texas.tgz",
-        members={"texas/100/feats": "texas100/texas/100/feats",
-                 "texas/100/labels": "texas100/texas/100/labels"},
+        members={
+            "texas/100/feats": "texas100/texas/100/feats",
+            "texas/100/labels": "texas100/texas/100/labels",
+        },
         what="Texas-100 (Shokri et al. 2017)",
-        hint=("Expected the original files texas/100/feats and texas/100/labels from "
-              f"dataset_texas.tgz ({TEXAS_URLS[0]}), placed as texas100/feats and "
-              "texas100/labels."),
+        hint=(
+            "Expected the original files texas/100/feats and texas/100/labels from "
+            f"dataset_texas.tgz ({TEXAS_URLS[0]}), placed as texas100/feats and "
+            "texas100/labels."
+        ),
     )
     signature = source_signature(feats, labels)
     cache = cache_file_for(feats, "texas100", data_home)

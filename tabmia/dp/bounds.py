@@ -65,8 +65,11 @@ _STEPS = 60
 
 def _check_counts(n_correct: int, n_guesses: int, n_canaries: int) -> tuple[int, int, int]:
     values = []
-    for name, value in (("n_correct", n_correct), ("n_guesses", n_guesses),
-                        ("n_canaries", n_canaries)):
+    for name, value in (
+        ("n_correct", n_correct),
+        ("n_guesses", n_guesses),
+        ("n_canaries", n_canaries),
+    ):
         if isinstance(value, bool) or not float(value).is_integer():
             raise ValueError(f"{name} must be a whole number, got {value!r}")
         values.append(int(value))

@@ -37,12 +37,17 @@ CANARY_KINDS: tuple[str, ...] = ("records", "flipped", "outliers")
 
 def _numeric_columns(X: Any) -> list[Any]:
     if isinstance(X, pd.DataFrame):
-        return [c for c in X.columns
-                if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
+        return [
+            c
+            for c in X.columns
+            if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])
+        ]
     return list(range(X.shape[1]))
 
 
-def _pushed_out(values: np.ndarray, reference: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
+def _pushed_out(
+    values: np.ndarray, reference: np.ndarray, rng: np.random.RandomState
+) -> np.ndarray:
     """``values`` (n, d) moved beyond the range of ``reference`` (N, d), per column."""
     lo, hi = np.nanmin(reference, axis=0), np.nanmax(reference, axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)

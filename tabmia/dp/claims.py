@@ -61,8 +61,12 @@ def _start(epsilon: float, alpha: float) -> int:
 
 
 def guesses_to_refute(
-    epsilon: float, delta: float = 0.0, *, n_canaries: int | None = None,
-    confidence: float = 0.95, n_tests: int = 1,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    n_canaries: int | None = None,
+    confidence: float = 0.95,
+    n_tests: int = 1,
 ) -> int | None:
     """Fewest guesses that, all right, refute (epsilon, delta)-DP.
 
@@ -96,13 +100,20 @@ def guesses_to_refute(
     start = _start(epsilon, alpha)
     if start > limit:
         return None
-    return _first(lambda v: _all_right_refutes(v, max(v, n_canaries or v), epsilon, delta, alpha),
-                  start, limit)
+    return _first(
+        lambda v: _all_right_refutes(v, max(v, n_canaries or v), epsilon, delta, alpha),
+        start,
+        limit,
+    )
 
 
 def canaries_to_refute(
-    epsilon: float, delta: float = 0.0, *, confidence: float = 0.95,
-    guesses: str = "bonferroni", holdout_share: float = 0.5,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    confidence: float = 0.95,
+    guesses: str = "bonferroni",
+    holdout_share: float = 0.5,
 ) -> int | None:
     """Fewest canaries with which a one-run audit could refute (epsilon, delta)-DP.
 
@@ -124,12 +135,15 @@ def canaries_to_refute(
     epsilon = check_claimed_epsilon(epsilon)
     alpha = 1.0 - confidence
     if guesses == "holdout":
+
         def pred(m: int) -> bool:
             audited = m - round(holdout_share * m)
             return _all_right_refutes(audited, audited, epsilon, delta, alpha)
     else:
+
         def pred(m: int) -> bool:
             return _all_right_refutes(m, m, epsilon, delta, alpha / len(guess_rules(m)))
+
     start = _start(epsilon, alpha)
     if start > SEARCH_LIMIT:
         return None
@@ -153,38 +167,67 @@ def one_run_claim_check(result: Any) -> ClaimCheck | None:
     given = result.guesses == "given"
     unit = "guesses" if given else "canaries"
     if result.epsilon_lower > eps:
-        return ClaimCheck("refuted", eps, delta, conf, None, unit,
-                          f"{result.n_correct} of {result.n_guesses} guesses right is more than "
-                          f"({eps:g}, {delta:g})-DP training allows at {pct} confidence")
+        return ClaimCheck(
+            "refuted",
+            eps,
+            delta,
+            conf,
+            None,
+            unit,
+            f"{result.n_correct} of {result.n_guesses} guesses right is more than "
+            f"({eps:g}, {delta:g})-DP training allows at {pct} confidence",
+        )
     alpha = (1.0 - conf) / result.n_rules
     if result.guesses == "bonferroni":
         widths = sorted({k_plus + k_minus for k_plus, k_minus in guess_rules(m)})
     else:
         widths = [result.k_plus + result.k_minus]
     if any(_all_right_refutes(v, m, eps, delta, alpha) for v in widths):
-        return ClaimCheck("consistent", eps, delta, conf, None, unit,
-                          f"not refuted, although {max(widths)} right guesses of "
-                          f"{max(widths)} would have refuted it")
+        return ClaimCheck(
+            "consistent",
+            eps,
+            delta,
+            conf,
+            None,
+            unit,
+            f"not refuted, although {max(widths)} right guesses of "
+            f"{max(widths)} would have refuted it",
+        )
     if given:
         needed = guesses_to_refute(eps, delta, n_canaries=m, confidence=conf)
-        more = (f"a rule of at least {needed} guesses, all right, would be needed"
-                if needed is not None else
-                f"no rule on {m} canaries can: audit more canaries, or a smaller delta")
+        more = (
+            f"a rule of at least {needed} guesses, all right, would be needed"
+            if needed is not None
+            else f"no rule on {m} canaries can: audit more canaries, or a smaller delta"
+        )
     else:
-        needed = canaries_to_refute(eps, delta, confidence=conf, guesses=result.guesses,
-                                    holdout_share=_holdout_share(result))
-        more = (f"it takes at least {needed} canaries" if needed is not None else
-                f"no number of canaries up to {SEARCH_LIMIT:,} can at delta = {delta:g} "
-                "(the bound's delta term, 2 m delta, grows with the canaries): check a "
-                "smaller delta")
-    what = (f"the rule's {max(widths)} guesses on {m} canaries" if given
-            else f"{m} canaries")
-    return ClaimCheck("cannot_tell", eps, delta, conf, needed, unit,
-                      f"even if every guess were right, {what} could not refute "
-                      f"({eps:g}, {delta:g})-DP at {pct} confidence; {more}")
+        needed = canaries_to_refute(
+            eps,
+            delta,
+            confidence=conf,
+            guesses=result.guesses,
+            holdout_share=_holdout_share(result),
+        )
+        more = (
+            f"it takes at least {needed} canaries"
+            if needed is not None
+            else f"no number of canaries up to {SEARCH_LIMIT:,} can at delta = {delta:g} "
+            "(the bound's delta term, 2 m delta, grows with the canaries): check a "
+            "smaller delta"
+        )
+    what = f"the rule's {max(widths)} guesses on {m} canaries" if given else f"{m} canaries"
+    return ClaimCheck(
+        "cannot_tell",
+        eps,
+        delta,
+        conf,
+        needed,
+        unit,
+        f"even if every guess were right, {what} could not refute "
+        f"({eps:g}, {delta:g})-DP at {pct} confidence; {more}",
+    )
 
 
 def _holdout_share(result: Any) -> float:
     total = result.n_canaries + result.n_holdout
     return result.n_holdout / total if total else 0.5
-

@@ -35,8 +35,13 @@ from tabmia.dp.bounds import (
 from tabmia.dp.result import OneRunAuditResult
 from tabmia.metrics import clopper_pearson
 
-__all__ = ["GUESS_STRATEGIES", "guess_rules", "rank_canaries", "count_guesses",
-           "audit_canary_scores"]
+__all__ = [
+    "GUESS_STRATEGIES",
+    "guess_rules",
+    "rank_canaries",
+    "count_guesses",
+    "audit_canary_scores",
+]
 
 #: Named ways of choosing the guessing rule without the inclusion bits.
 GUESS_STRATEGIES: tuple[str, ...] = ("bonferroni", "holdout")
@@ -131,12 +136,16 @@ def _bounds(
     """Best rule and bound for (epsilon, delta)-DP and for mu-GDP at ``confidence``."""
     alpha = 1.0 - confidence
     i_eps, eps = _best(
-        guesses, correct, m,
+        guesses,
+        correct,
+        m,
         lambda r, v, m_: epsilon_lower_bound_one_run(r, v, m_, delta, confidence),
         lambda e, r, v, m_: one_run_p_value(r, v, m_, e, delta) < alpha,
     )
     i_mu, mu = _best(
-        guesses, correct, m,
+        guesses,
+        correct,
+        m,
         lambda r, v, m_: gdp_lower_bound_one_run(r, v, m_, confidence),
         lambda u, r, v, m_: gdp_one_run_rejects(u, r, v, m_, confidence),
     )
@@ -260,8 +269,10 @@ def audit_canary_scores(
     p_value = None
     if claimed_epsilon is not None:
         candidates = [i_eps] if strategy == "holdout" else range(len(rules))
-        p_min = min(one_run_p_value(int(n_right[i]), int(n_guess[i]), m, claimed_epsilon, delta)
-                    for i in candidates)
+        p_min = min(
+            one_run_p_value(int(n_right[i]), int(n_guess[i]), m, claimed_epsilon, delta)
+            for i in candidates
+        )
         p_value = min(1.0, p_min * n_tests)
     v, r = int(n_guess[i_eps]), int(n_right[i_eps])
     low, high = clopper_pearson(r, v, confidence) if v else (math.nan, math.nan)
@@ -271,17 +282,29 @@ def audit_canary_scores(
     if delta > 0:
         eps_gdp = gdp_epsilon(mu, delta) if math.isfinite(mu) else math.inf
     return OneRunAuditResult(
-        epsilon_lower=float(eps), delta=float(delta), confidence=float(confidence),
-        n_canaries=int(m), n_included=int(included[audited].sum()),
-        k_plus=int(rules[i_eps][0]), k_minus=int(rules[i_eps][1]),
-        n_guesses=v, n_correct=r, accuracy=r / v if v else math.nan,
-        accuracy_low=float(low), accuracy_high=float(high),
-        mu_lower=float(mu), epsilon_lower_gdp=eps_gdp,
-        gdp_rule=(int(rules[i_mu][0]), int(rules[i_mu][1]), int(n_guess[i_mu]),
-                  int(n_right[i_mu])),
-        guesses=strategy, n_rules=n_tests, n_holdout=n_holdout,
+        epsilon_lower=float(eps),
+        delta=float(delta),
+        confidence=float(confidence),
+        n_canaries=int(m),
+        n_included=int(included[audited].sum()),
+        k_plus=int(rules[i_eps][0]),
+        k_minus=int(rules[i_eps][1]),
+        n_guesses=v,
+        n_correct=r,
+        accuracy=r / v if v else math.nan,
+        accuracy_low=float(low),
+        accuracy_high=float(high),
+        mu_lower=float(mu),
+        epsilon_lower_gdp=eps_gdp,
+        gdp_rule=(int(rules[i_mu][0]), int(rules[i_mu][1]), int(n_guess[i_mu]), int(n_right[i_mu])),
+        guesses=strategy,
+        n_rules=n_tests,
+        n_holdout=n_holdout,
         claimed_epsilon=None if claimed_epsilon is None else float(claimed_epsilon),
-        p_value=p_value, scores=scores, included=included, guessed=guessed,
+        p_value=p_value,
+        scores=scores,
+        included=included,
+        guessed=guessed,
         context=dict(context or {}),
     )
 

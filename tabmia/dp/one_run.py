@@ -135,7 +135,9 @@ class OneRunAudit:
         if self.canaries not in CANARY_KINDS:
             raise ValueError(f"canaries must be one of {CANARY_KINDS}, got {self.canaries!r}")
         is_attack = not isinstance(self.score, str)
-        if is_attack and not (hasattr(self.score, "fit") and hasattr(self.score, "decision_function")):
+        if is_attack and not (
+            hasattr(self.score, "fit") and hasattr(self.score, "decision_function")
+        ):
             raise ValueError(
                 f"score must be one of {SCORE_NAMES} or an unfitted attack, got {self.score!r}"
             )
@@ -147,8 +149,11 @@ class OneRunAudit:
             raise ValueError(
                 f"guesses must be one of {GUESS_STRATEGIES} or (k_plus, k_minus), got {self.guesses!r}"
             )
-        m = (min(DEFAULT_CANARIES, n // 2) if self.n_canaries is None
-             else _count(self.n_canaries, n, "n_canaries"))
+        m = (
+            min(DEFAULT_CANARIES, n // 2)
+            if self.n_canaries is None
+            else _count(self.n_canaries, n, "n_canaries")
+        )
         n_public = _count(self.public_size, n, "public_size")
         if is_attack and n_public == 0:
             raise ValueError("an attack as score needs public_size > 0 records to fit on")
@@ -184,8 +189,8 @@ class OneRunAudit:
         m, n_public = self.split_sizes(n)
         rng = check_random_state(self.random_state)
         perm = rng.permutation(n)
-        canary_rows, public_rows = perm[:m], perm[m:m + n_public]
-        base_rows = perm[m + n_public:]
+        canary_rows, public_rows = perm[:m], perm[m : m + n_public]
+        base_rows = perm[m + n_public :]
         X_can, y_can = make_canaries(X, y, canary_rows, self.canaries, random_state=rng)
         # the one coin per canary that the bound rests on
         included = rng.uniform(size=m) < 0.5
@@ -199,20 +204,36 @@ class OneRunAudit:
         fit_seconds = time.perf_counter() - start
         scores = self._scores(model, X_can, y_can, take_rows(X, public_rows), y[public_rows], rng)
         context = {
-            "recipe": " ".join(repr(self.recipe).split()), "canaries": self.canaries,
+            "recipe": " ".join(repr(self.recipe).split()),
+            "canaries": self.canaries,
             "score": self.score if isinstance(self.score, str) else type(self.score).__name__,
-            "records": n, "training records besides canaries": int(base_rows.size),
-            "public records": int(n_public), "fit seconds": round(fit_seconds, 3),
-            "train accuracy": float(np.mean(model.predict(take_rows(X, base_rows)) == y[base_rows])),
+            "records": n,
+            "training records besides canaries": int(base_rows.size),
+            "public records": int(n_public),
+            "fit seconds": round(fit_seconds, 3),
+            "train accuracy": float(
+                np.mean(model.predict(take_rows(X, base_rows)) == y[base_rows])
+            ),
         }
         return audit_canary_scores(
-            scores, included, guesses=self.guesses, delta=self.delta,
-            confidence=self.confidence, claimed_epsilon=self.claimed_epsilon,
-            holdout_share=self.holdout_share, random_state=rng, context=context,
+            scores,
+            included,
+            guesses=self.guesses,
+            delta=self.delta,
+            confidence=self.confidence,
+            claimed_epsilon=self.claimed_epsilon,
+            holdout_share=self.holdout_share,
+            random_state=rng,
+            context=context,
         )
 
     def _scores(
-        self, model: Any, X_can: Any, y_can: np.ndarray, X_pub: Any, y_pub: np.ndarray,
+        self,
+        model: Any,
+        X_can: Any,
+        y_can: np.ndarray,
+        X_pub: Any,
+        y_pub: np.ndarray,
         rng: np.random.RandomState,
     ) -> np.ndarray:
         """Membership score of each canary from the trained model alone."""

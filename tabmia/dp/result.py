@@ -124,22 +124,32 @@ class OneRunAuditResult:
         bound = f"epsilon >= {_fmt(self.epsilon_lower)} (delta = {delta})"
         if self.claimed_epsilon is None:
             if self.epsilon_lower > 0:
-                return (f"Training is not ({_fmt(self.epsilon_lower)}, {delta})-DP at {conf} "
-                        f"confidence: {counts}; lower bound {bound}.")
-            return (f"No epsilon is refuted at {conf} confidence ({counts}): the audit's "
-                    "lower bound is 0, which says nothing on how private training is.")
+                return (
+                    f"Training is not ({_fmt(self.epsilon_lower)}, {delta})-DP at {conf} "
+                    f"confidence: {counts}; lower bound {bound}."
+                )
+            return (
+                f"No epsilon is refuted at {conf} confidence ({counts}): the audit's "
+                "lower bound is 0, which says nothing on how private training is."
+            )
         claim = f"epsilon = {self.claimed_epsilon:g}"
         check = self.claim_check
         if check.state == "cannot_tell":
-            return (f"Cannot tell whether {claim} (delta = {delta}) holds: {check.reason}. "
-                    f"This audit: {counts}; lower bound {bound}.")
+            return (
+                f"Cannot tell whether {claim} (delta = {delta}) holds: {check.reason}. "
+                f"This audit: {counts}; lower bound {bound}."
+            )
         if self.violated:
-            return (f"{claim} is violated at {conf} confidence: {counts}, which no "
-                    f"({self.claimed_epsilon:g}, {delta})-DP training achieves with "
-                    f"probability above {100 * (1 - self.confidence):g} %; lower bound {bound}.")
-        return (f"Consistent with {claim} (delta = {delta}): the audit's {conf} lower bound "
-                f"is {bound}, {counts}; {check.reason}. A lower bound can refute a claim, "
-                "never prove it.")
+            return (
+                f"{claim} is violated at {conf} confidence: {counts}, which no "
+                f"({self.claimed_epsilon:g}, {delta})-DP training achieves with "
+                f"probability above {100 * (1 - self.confidence):g} %; lower bound {bound}."
+            )
+        return (
+            f"Consistent with {claim} (delta = {delta}): the audit's {conf} lower bound "
+            f"is {bound}, {counts}; {check.reason}. A lower bound can refute a claim, "
+            "never prove it."
+        )
 
     def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
         """JSON-ready fields (infinite or NaN values as None; per-canary arrays only

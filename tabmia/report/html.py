@@ -70,8 +70,10 @@ def page_head(title: str) -> str:
     """The start of a report page: its head with the style sheet, and ``title`` as its
     first heading."""
     title = html.escape(title)
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}"
-            f"</title><style>{_CSS}</style></head><body><h1>{title}</h1>")
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}"
+        f"</title><style>{_CSS}</style></head><body><h1>{title}</h1>"
+    )
 
 
 def png_img(png: bytes, alt: str) -> str:
@@ -89,8 +91,13 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def table_html(df: pd.DataFrame, *, css_class: str = "",
-               cell_class: dict[str, Any] | None = None, details: Any = None) -> str:
+def table_html(
+    df: pd.DataFrame,
+    *,
+    css_class: str = "",
+    cell_class: dict[str, Any] | None = None,
+    details: Any = None,
+) -> str:
     """A table of strings; ``cell_class`` maps a column to a function giving each of its
     cells a CSS class (e.g. the DP verdict's colour); ``details`` (one string per row)
     follow their row as a full-width row, so long text widens no column."""
@@ -106,11 +113,14 @@ def table_html(df: pd.DataFrame, *, css_class: str = "",
             cells.append(f"{html.escape(str(v))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
         if detail is not None:
-            rows.append(f"<tr><td class='detail' colspan='{len(df.columns)}'>"
-                        f"{html.escape(str(detail))}</td></tr>")
+            rows.append(
+                f"<tr><td class='detail' colspan='{len(df.columns)}'>"
+                f"{html.escape(str(detail))}</td></tr>"
+            )
     table_class = f" class='{css_class}'" if css_class else ""
-    return (f"<table{table_class}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
-            "</tbody></table>")
+    return (
+        f"<table{table_class}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def riskiest_records(scores: pd.DataFrame, *, top_k: int = 20, repeat: int = 0) -> pd.DataFrame:
@@ -148,18 +158,23 @@ def riskiest_records(scores: pd.DataFrame, *, top_k: int = 20, repeat: int = 0) 
     flags = flag_df.to_numpy()
     # tails differ by at least 1 / (n + 1): the nudge only breaks ties towards a flagging attack
     strongest = np.nanargmin(tail_df.to_numpy() - flags * 1e-9, axis=1)
-    out = pd.DataFrame({
-        "record": tail_df.index,
-        "tail_probability": tail_df.min(axis=1).to_numpy(),
-        "strongest_attack": names[strongest],
-        "n_flagged": flags.sum(axis=1),
-        "flagged_by": [", ".join(names[row]) or "none" for row in flags],
-        "mean_tail_probability": tail_df.mean(axis=1).to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "record": tail_df.index,
+            "tail_probability": tail_df.min(axis=1).to_numpy(),
+            "strongest_attack": names[strongest],
+            "n_flagged": flags.sum(axis=1),
+            "flagged_by": [", ".join(names[row]) or "none" for row in flags],
+            "mean_tail_probability": tail_df.mean(axis=1).to_numpy(),
+        }
+    )
     for name, col in score_cols.items():
         out[f"score: {name}"] = col.reindex(tail_df.index).to_numpy()
-    out = out.sort_values(["tail_probability", "n_flagged", "mean_tail_probability", "record"],
-                          ascending=[True, False, True, True], kind="stable")
+    out = out.sort_values(
+        ["tail_probability", "n_flagged", "mean_tail_probability", "record"],
+        ascending=[True, False, True, True],
+        kind="stable",
+    )
     return out.head(top_k).reset_index(drop=True)
 
 
@@ -175,7 +190,7 @@ def _format_scores(shown: pd.DataFrame, thresholds: dict[str, float]) -> dict[st
     the shown scores (at least 4 significant)."""
     names = {}
     for col in [c for c in shown.columns if c.startswith("score: ")]:
-        name = col[len("score: "):]
+        name = col[len("score: ") :]
         t = thresholds.get(name)
         t = float(t) if t is not None and np.isfinite(t) else np.nan
         values = shown[col].to_numpy(float)
@@ -220,7 +235,9 @@ def _claim_cell(claim: Any, rates: dict[str, Any], n_neg: int) -> str:
     return f"cannot tell: a game this small cannot refute it (needs ≥ {claim.needed} {claim.unit})"
 
 
-def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tuple[float, ...]) -> str:
+def _dp_section(
+    metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tuple[float, ...]
+) -> str:
     """Two tables that fit the page: the DP check per attack, then PPV against its bound."""
     summary = own_threshold_summary(metrics)
     n_seeds = int(summary["n_seeds"].max())
@@ -229,18 +246,20 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
         tp, n_pos, fp, n_neg = (int(r[k]) for k in ("tp", "n_members", "fp", "n_nonmembers"))
         check = dp_consistency(tp, n_pos, fp, n_neg, epsilon, delta)
         eps = empirical_epsilon(tp, n_pos, fp, n_neg, delta=delta)
-        checks.append({
-            "attack": name,
-            DP_VERDICT_COLUMN: _claim_cell(
-                membership_claim_check(tp, n_pos, fp, n_neg, epsilon, delta), check, n_neg),
-            "members flagged: TPR [95%]": f"{tp}/{n_pos}: "
-                                          + _interval(r["tpr"], r["tpr_low"], r["tpr_high"], 4),
-            "non-members flagged: FPR [95%]": f"{fp}/{n_neg}: "
-                                              + _interval(r["fpr"], r["fpr_low"], r["fpr_high"], 4),
-            "largest TPR the claim allows, at the measured FPR / at its upper bound":
-                f"{check['tpr_bound']:.4f} / {check['tpr_bound_at_fpr_high']:.4f}",
-            "ε lower bound (95%)": f"{eps['epsilon_lower']:.2f}",
-        })
+        checks.append(
+            {
+                "attack": name,
+                DP_VERDICT_COLUMN: _claim_cell(
+                    membership_claim_check(tp, n_pos, fp, n_neg, epsilon, delta), check, n_neg
+                ),
+                "members flagged: TPR [95%]": f"{tp}/{n_pos}: "
+                + _interval(r["tpr"], r["tpr_low"], r["tpr_high"], 4),
+                "non-members flagged: FPR [95%]": f"{fp}/{n_neg}: "
+                + _interval(r["fpr"], r["fpr_low"], r["fpr_high"], 4),
+                "largest TPR the claim allows, at the measured FPR / at its upper bound": f"{check['tpr_bound']:.4f} / {check['tpr_bound_at_fpr_high']:.4f}",
+                "ε lower bound (95%)": f"{eps['epsilon_lower']:.2f}",
+            }
+        )
         row = {"attack": name}
         for g in gammas:
             lo, hi = ppv_interval(tp, n_pos, fp, n_neg, g)
@@ -250,7 +269,9 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
             elif not ppv_resolved(fp, lo, hi):
                 text += f" not resolved by {n_neg} non-members"
             row[f"PPV γ={g:g} measured"] = text
-            row[f"PPV γ={g:g} bound"] = f"{dp_ppv_bound(max(r['fpr'], 1e-12), epsilon, delta, g):.3f}"
+            row[f"PPV γ={g:g} bound"] = (
+                f"{dp_ppv_bound(max(r['fpr'], 1e-12), epsilon, delta, g):.3f}"
+            )
         ppvs.append(row)
     pooled = f" Counts pooled over {n_seeds} seeds." if n_seeds > 1 else ""
     return (
@@ -265,8 +286,9 @@ def _dp_section(metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tup
         "flagging every member and no non-member), with the members and non-members that "
         "could; <b>yes</b>: the measured rates are within the bound, in a game that could "
         f"have refuted it.{pooled}</p>"
-        + table_html(pd.DataFrame(checks), css_class="fit",
-                      cell_class={DP_VERDICT_COLUMN: _verdict_class})
+        + table_html(
+            pd.DataFrame(checks), css_class="fit", cell_class={DP_VERDICT_COLUMN: _verdict_class}
+        )
         + "<h3>PPV against the largest PPV the claim allows (Thm 4.2, at the measured FPR)</h3>"
         + table_html(pd.DataFrame(ppvs), css_class="fit")
     )
@@ -335,73 +357,118 @@ def write_html_report(
     metrics = result.metrics
     n_seeds = int(metrics["repeat"].nunique())
     seed0 = metrics.loc[metrics["repeat"] == 0, "seed"].iloc[0] if "seed" in metrics else None
-    shown_seed = (f"seed 0 of {n_seeds}" + (f" (random seed {seed0})" if seed0 is not None else "")
-                  if n_seeds > 1 else "")
+    shown_seed = (
+        f"seed 0 of {n_seeds}" + (f" (random seed {seed0})" if seed0 is not None else "")
+        if n_seeds > 1
+        else ""
+    )
     version = version or tabmia.__version__
     date = date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     esc = html.escape
     table = results_table(metrics, fprs=fprs, gammas=gammas)
     parts = [page_head(title), f"<p class='note'>tabmia {esc(version)} · {esc(date)}</p>"]
     if context:
-        parts.append("<p>" + "".join(
-            f"<span class='key'><b>{esc(str(k))}</b>: {esc(str(v))}</span>"
-            for k, v in context.items()) + "</p>")
+        parts.append(
+            "<p>"
+            + "".join(
+                f"<span class='key'><b>{esc(str(k))}</b>: {esc(str(v))}</span>"
+                for k, v in context.items()
+            )
+            + "</p>"
+        )
     state = verdict_state(result, accept_warnings=accept_warnings)
-    lines = verdict_lines(result, context=context, gammas=gammas, epsilon=epsilon,
-                          delta=delta, state=state, with_findings=False)
+    lines = verdict_lines(
+        result,
+        context=context,
+        gammas=gammas,
+        epsilon=epsilon,
+        delta=delta,
+        state=state,
+        with_findings=False,
+    )
     look = {SHOWN: "shown", CANNOT_TELL: "cannot"}.get(state.state, "")
     findings = "".join(
         f"<div class='finding {'blocks' if f.check in state.blocking else ''}"
         f"{'accepted' if f.check in state.accepted else ''}'><b>{esc(f.check)}</b> "
-        f"({esc(finding_role(f, state))}): {esc(f.message)}.</div>" for f in state.findings)
-    parts.append(f"<section class='verdict {look}'><h2>Verdict</h2>"
-                 f"<p class='state {look}'>{esc(state.state)}</p>"
-                 f"<p class='risk'>{esc(lines[0])}</p>{findings}<ul>"
-                 + "".join(f"<li>{esc(line)}</li>" for line in lines[1:]) + "</ul></section>")
+        f"({esc(finding_role(f, state))}): {esc(f.message)}.</div>"
+        for f in state.findings
+    )
+    parts.append(
+        f"<section class='verdict {look}'><h2>Verdict</h2>"
+        f"<p class='state {look}'>{esc(state.state)}</p>"
+        f"<p class='risk'>{esc(lines[0])}</p>{findings}<ul>"
+        + "".join(f"<li>{esc(line)}</li>" for line in lines[1:])
+        + "</ul></section>"
+    )
     if gate:
-        parts.append("<section class='verdict gate'><h2>Privacy gate</h2><ul>"
-                     + "".join(f"<li>{esc(line)}</li>" for line in gate) + "</ul></section>")
-    spread = ("value [95% interval] (bootstrap for AUC, Clopper-Pearson for rates, both rates' "
-              "Clopper-Pearson bounds propagated for PPV)" if n_seeds == 1 else
-              f"mean ± std over {n_seeds} seeds; flagged counts per seed")
+        parts.append(
+            "<section class='verdict gate'><h2>Privacy gate</h2><ul>"
+            + "".join(f"<li>{esc(line)}</li>" for line in gate)
+            + "</ul></section>"
+        )
+    spread = (
+        "value [95% interval] (bootstrap for AUC, Clopper-Pearson for rates, both rates' "
+        "Clopper-Pearson bounds propagated for PPV)"
+        if n_seeds == 1
+        else f"mean ± std over {n_seeds} seeds; flagged counts per seed"
+    )
     oracle = ["attack", "AUC"] + [c for c in table.columns if "oracle" in c] + ["seconds"]
     achieved = [c for c in table.columns if c not in oracle[1:]]
-    parts.append("<h2>What each attack achieves at its own threshold</h2>"
-                 + table_html(table[achieved], css_class="fit")
-                 + "<h2>ROC curve: AUC and TPR at an oracle threshold</h2>"
-                 + table_html(table[oracle], css_class="fit") + (
-        f"<p class='note'>Cells: {spread}. <b>Own threshold</b>: the records each attack flags "
-        "at the threshold it chose from its public data, without the candidates' membership — "
-        "what an attacker achieves. PPV, advantage and ε are of those decisions; a PPV whose "
-        "interval the non-members cannot narrow (none flagged, or wider than 0.5) is marked "
-        "not resolved. <b>TPR@FPR (oracle threshold)</b>: points of the ROC curve, whose "
-        "thresholds are set with the membership labels — a reference for what a perfectly "
-        "calibrated attacker could reach, not an attack's result; not resolved below "
-        "1/(number of non-members).</p>"))
+    parts.append(
+        "<h2>What each attack achieves at its own threshold</h2>"
+        + table_html(table[achieved], css_class="fit")
+        + "<h2>ROC curve: AUC and TPR at an oracle threshold</h2>"
+        + table_html(table[oracle], css_class="fit")
+        + (
+            f"<p class='note'>Cells: {spread}. <b>Own threshold</b>: the records each attack flags "
+            "at the threshold it chose from its public data, without the candidates' membership — "
+            "what an attacker achieves. PPV, advantage and ε are of those decisions; a PPV whose "
+            "interval the non-members cannot narrow (none flagged, or wider than 0.5) is marked "
+            "not resolved. <b>TPR@FPR (oracle threshold)</b>: points of the ROC curve, whose "
+            "thresholds are set with the membership labels — a reference for what a perfectly "
+            "calibrated attacker could reach, not an attack's result; not resolved below "
+            "1/(number of non-members).</p>"
+        )
+    )
     fig_seed = f" — {shown_seed}" if shown_seed else ""
-    thresholds = dict(zip(metrics.loc[metrics["repeat"] == 0, "attack"],
-                          metrics.loc[metrics["repeat"] == 0, "threshold"])) \
-        if "threshold" in metrics else None
+    thresholds = (
+        dict(
+            zip(
+                metrics.loc[metrics["repeat"] == 0, "attack"],
+                metrics.loc[metrics["repeat"] == 0, "threshold"],
+            )
+        )
+        if "threshold" in metrics
+        else None
+    )
     roc = plot_roc(result.scores, title=f"ROC (log-log){fig_seed}")
     hist = plot_score_histograms(result.scores, thresholds=thresholds, title=shown_seed or None)
-    parts.append(f"<h2>ROC curves (log-log) and score distributions{esc(fig_seed)}</h2>"
-                 "<div class='figs'>")
+    parts.append(
+        f"<h2>ROC curves (log-log) and score distributions{esc(fig_seed)}</h2><div class='figs'>"
+    )
     parts.append(png_img(_png(roc), "ROC curves"))
     parts.append(png_img(_png(hist), "Score histograms") + "</div>")
-    parts.append("<p class='note'>Histograms: each attack's scores of members and non-members "
-                 "(density); the dashed line is the attack's own threshold (records on it or to "
-                 "its right are flagged). Each panel uses the first scale, named on its x-axis, "
-                 "on which both groups spread over the bins: the scores themselves, an asinh "
-                 "scale (linear near zero, logarithmic in the tails) for scores spanning orders "
-                 "of magnitude, or the scores' rank among all candidates.</p>")
+    parts.append(
+        "<p class='note'>Histograms: each attack's scores of members and non-members "
+        "(density); the dashed line is the attack's own threshold (records on it or to "
+        "its right are flagged). Each panel uses the first scale, named on its x-axis, "
+        "on which both groups spread over the bins: the scores themselves, an asinh "
+        "scale (linear near zero, logarithmic in the tails) for scores spanning orders "
+        "of magnitude, or the scores' rank among all candidates.</p>"
+    )
     if epsilon is not None:
         parts.append(_dp_section(metrics, epsilon, delta, gammas))
     risky = riskiest_records(result.scores, top_k=top_k)
     # short headers and no count column (the list of flagging attacks shows it): one
     # column per attack must fit the page
-    shown = risky.drop(columns="n_flagged").rename(columns={
-        "tail_probability": "lowest tail p", "strongest_attack": "most unusual by",
-        "flagged_by": "flagged by (own threshold)", "mean_tail_probability": "mean tail p"})
+    shown = risky.drop(columns="n_flagged").rename(
+        columns={
+            "tail_probability": "lowest tail p",
+            "strongest_attack": "most unusual by",
+            "flagged_by": "flagged by (own threshold)",
+            "mean_tail_probability": "mean tail p",
+        }
+    )
     for c in shown.columns:
         if "tail p" in c:
             shown[c] = shown[c].map(lambda v: f"{v:.4g}")
@@ -412,8 +479,10 @@ def write_html_report(
             contents = records.iloc[risky["record"].to_numpy()].astype(str)
             # name=value pairs in a full-width row under each record: they wrap on any
             # page, where a column per feature (30 for breast cancer) cannot fit one
-            details = ("record contents: " + contents.apply(lambda c: f"{c.name}=" + c).agg(
-                "; ".join, axis=1)).to_numpy()
+            details = (
+                "record contents: "
+                + contents.apply(lambda c: f"{c.name}=" + c).agg("; ".join, axis=1)
+            ).to_numpy()
         else:
             shown["contents"] = "••• masked"
     parts.append(
@@ -426,7 +495,8 @@ def write_html_report(
         "its header the attack's own threshold. Record contents are masked unless the "
         "audit ran with --show-records. With many attacks the table scrolls sideways on a narrow "
         "screen; in print it fits the page.</p><div class='wide'>"
-        + table_html(shown, css_class="fit", details=details) + "</div>"
+        + table_html(shown, css_class="fit", details=details)
+        + "</div>"
     )
     footer = f"tabmia {esc(version)} · generated {esc(date)}"
     if command:

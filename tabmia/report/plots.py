@@ -101,8 +101,9 @@ class HistogramScale(NamedTuple):
     linear_width: float | None = None  #: of the asinh axis
 
 
-def histogram_scale(scores: np.ndarray, member: np.ndarray, threshold: float | None = None,
-                    *, bins: int = 40) -> HistogramScale:
+def histogram_scale(
+    scores: np.ndarray, member: np.ndarray, threshold: float | None = None, *, bins: int = 40
+) -> HistogramScale:
     """The first scale on which member and non-member scores spread over the bins.
 
     Tried in order: the scores themselves (bins over their central 99%, the threshold
@@ -132,8 +133,11 @@ def histogram_scale(scores: np.ndarray, member: np.ndarray, threshold: float | N
         return HistogramScale("asinh", edges, _identity, width)
     ordered = np.sort(s)
     # rank = share of candidates scoring strictly lower: flagged (>= t) iff rank >= rank(t)
-    return HistogramScale("rank", np.linspace(0.0, 1.0, bins + 1),
-                          lambda v: np.searchsorted(ordered, np.asarray(v, float), "left") / s.size)
+    return HistogramScale(
+        "rank",
+        np.linspace(0.0, 1.0, bins + 1),
+        lambda v: np.searchsorted(ordered, np.asarray(v, float), "left") / s.size,
+    )
 
 
 def _identity(values: Any) -> np.ndarray:
@@ -191,8 +195,11 @@ def plot_score_histograms(
         raw = g["score"].to_numpy(float)
         finite = raw[np.isfinite(raw)]
         # an infinite score (a p-value of 0) is drawn at the finite edge
-        s = np.clip(np.nan_to_num(raw, nan=finite.min()), finite.min(), finite.max()) \
-            if finite.size else raw
+        s = (
+            np.clip(np.nan_to_num(raw, nan=finite.min()), finite.min(), finite.max())
+            if finite.size
+            else raw
+        )
         m = g["member"].to_numpy(bool)
         t = None if thresholds is None else thresholds.get(name)
         t = float(t) if t is not None and np.isfinite(t) else None
@@ -206,20 +213,34 @@ def plot_score_histograms(
             shown = f"{t:.6g}"  # a legend, not a table of scores (those print every digit)
             flagged = raw >= t
             if flagged.any() and not flagged.all():
-                ax.axvline(float(scale.to_axis(min(max(t, s.min()), s.max()))), color="k",
-                           ls="--", lw=1, label=f"own threshold {shown}")
+                ax.axvline(
+                    float(scale.to_axis(min(max(t, s.min()), s.max()))),
+                    color="k",
+                    ls="--",
+                    lw=1,
+                    label=f"own threshold {shown}",
+                )
             else:  # off every score: a line would stretch the axis and hide the bins
-                where = ("above every score: nothing flagged" if not flagged.any()
-                         else "at or below every score: all flagged")
-                ax.annotate(f"own threshold {shown}\n{where}", xy=(0.5, 0.97),
-                            xycoords="axes fraction", ha="center", va="top", fontsize=7,
-                            bbox={"fc": "white", "ec": "0.7", "alpha": 0.9})
+                where = (
+                    "above every score: nothing flagged"
+                    if not flagged.any()
+                    else "at or below every score: all flagged"
+                )
+                ax.annotate(
+                    f"own threshold {shown}\n{where}",
+                    xy=(0.5, 0.97),
+                    xycoords="axes fraction",
+                    ha="center",
+                    va="top",
+                    fontsize=7,
+                    bbox={"fc": "white", "ec": "0.7", "alpha": 0.9},
+                )
         ax.set_title(name, fontsize=9)
         ax.set_xlabel(_AXIS_LABEL[scale.name], fontsize=8)
         ax.set_ylabel("density", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=7)
-    for ax in axes.ravel()[len(names):]:
+    for ax in axes.ravel()[len(names) :]:
         ax.axis("off")
     if title:
         fig.suptitle(title, fontsize=10)

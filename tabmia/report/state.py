@@ -42,22 +42,32 @@ import pandas as pd
 
 from tabmia.metrics import clopper_pearson
 
-__all__ = ["CANNOT_TELL", "CONTRADICTIONS", "NOT_SHOWN", "SHOWN", "STRONGEST_RULE",
-           "WARNING_NAMES", "VerdictState", "check_warning_names", "own_threshold_summary",
-           "tie_reach", "verdict_state"]
+__all__ = [
+    "CANNOT_TELL",
+    "CONTRADICTIONS",
+    "NOT_SHOWN",
+    "SHOWN",
+    "STRONGEST_RULE",
+    "WARNING_NAMES",
+    "VerdictState",
+    "check_warning_names",
+    "own_threshold_summary",
+    "tie_reach",
+    "verdict_state",
+]
 
 SHOWN, NOT_SHOWN, CANNOT_TELL = "risk shown", "risk not shown", "cannot tell"
 
 #: The plausibility findings that make an audit "cannot tell", and what to fix for each.
 CONTRADICTIONS = {
     "fit_gap": "check that the training records are the ones the model was trained on and "
-               "the population records ones it never saw (not swapped), with the labels it "
-               "was trained with",
+    "the population records ones it never saw (not swapped), with the labels it "
+    "was trained with",
     "label_shift": "draw the population records from the training records' distribution "
-                   "(same source and period, not filtered or stratified), and check the "
-                   "label column",
+    "(same source and period, not filtered or stratified), and check the "
+    "label column",
     "auc_below_chance": "check that the training and population records are not swapped, the "
-                        "labels are right and the attack's scores are not inverted",
+    "labels are right and the attack's scores are not inverted",
 }
 #: Every finding's name (:mod:`tabmia.plausibility`): what ``accept_warnings`` takes.
 #: ``label_only`` (one-hot outputs) does not block: it changes the attacker the audit models.
@@ -83,8 +93,10 @@ def check_warning_names(names: Iterable[str]) -> tuple[str, ...]:
     out = tuple(str(n).strip() for n in ([names] if isinstance(names, str) else names))
     unknown = [n for n in out if n not in WARNING_NAMES]
     if unknown:
-        raise ValueError(f"unknown warning {unknown[0]!r}: the findings an audit can accept are "
-                         f"{', '.join(WARNING_NAMES)}")
+        raise ValueError(
+            f"unknown warning {unknown[0]!r}: the findings an audit can accept are "
+            f"{', '.join(WARNING_NAMES)}"
+        )
     return out
 
 
@@ -112,22 +124,29 @@ def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) ->
     """
     need = ["attack", "tp", "n_members", "fp", "n_nonmembers"]
     if not set(need) <= set(metrics.columns):
-        raise ValueError("metrics lack the counts at each attack's own threshold (tp, fp); "
-                         "were the attacks run without a threshold?")
+        raise ValueError(
+            "metrics lack the counts at each attack's own threshold (tp, fp); "
+            "were the attacks run without a threshold?"
+        )
     grouped = metrics[need].groupby("attack", sort=False)
     out = grouped.sum().astype(int)
     out["tp_per_seed"] = grouped["tp"].agg(lambda s: [int(v) for v in s])
     out["n_seeds"] = grouped.size()
     out["tpr"] = out["tp"] / out["n_members"]
     out["fpr"] = out["fp"] / out["n_nonmembers"]
-    out["tpr_low"], out["tpr_high"] = clopper_pearson(out["tp"].to_numpy(),
-                                                      out["n_members"].to_numpy(), confidence)
-    out["fpr_low"], out["fpr_high"] = clopper_pearson(out["fp"].to_numpy(),
-                                                      out["n_nonmembers"].to_numpy(), confidence)
+    out["tpr_low"], out["tpr_high"] = clopper_pearson(
+        out["tp"].to_numpy(), out["n_members"].to_numpy(), confidence
+    )
+    out["fpr_low"], out["fpr_high"] = clopper_pearson(
+        out["fp"].to_numpy(), out["n_nonmembers"].to_numpy(), confidence
+    )
     out["advantage"] = out["tpr"] - out["fpr"]
     for col in ("fpr_target", "fpr_requested"):
-        values = (pd.to_numeric(metrics[col], errors="coerce") if col in metrics
-                  else pd.Series(np.nan, index=metrics.index))
+        values = (
+            pd.to_numeric(metrics[col], errors="coerce")
+            if col in metrics
+            else pd.Series(np.nan, index=metrics.index)
+        )
         out[col] = values.groupby(metrics["attack"], sort=False).max().reindex(out.index)
     aim = out["fpr_target"].to_numpy(float)
     kept = out["fpr_low"].to_numpy() <= aim * (1 + 1e-9)
@@ -182,11 +201,25 @@ def tie_reach(scores: pd.DataFrame, fpr: float | pd.Series) -> pd.DataFrame:
     open_nonmember = pd.Series(np.where(~member & ~flagged, score, np.nan), index=scores.index)
     top = open_nonmember.groupby(keys, sort=False).transform("max").to_numpy()
     at_top = ~flagged & (score == top)
-    per = pd.DataFrame({"k": at_top & ~member, "m": at_top & member, "fp": flagged & ~member,
-                        "n_neg": ~member}, index=scores.index).groupby(keys, sort=False).sum()
+    per = (
+        pd.DataFrame(
+            {
+                "k": at_top & ~member,
+                "m": at_top & member,
+                "fp": flagged & ~member,
+                "n_neg": ~member,
+            },
+            index=scores.index,
+        )
+        .groupby(keys, sort=False)
+        .sum()
+    )
     attacks = per.index.get_level_values("attack")
-    alpha = (pd.Series(fpr, dtype=float).reindex(attacks).to_numpy()
-             if isinstance(fpr, pd.Series) else np.full(len(per), float(fpr)))
+    alpha = (
+        pd.Series(fpr, dtype=float).reindex(attacks).to_numpy()
+        if isinstance(fpr, pd.Series)
+        else np.full(len(per), float(fpr))
+    )
     budget = np.nan_to_num(alpha * per["n_neg"].to_numpy() - per["fp"].to_numpy(), nan=0.0)
     k = per["k"].to_numpy(float)
     tie = k >= 2  # one record at the top is no tie: a threshold just under it flags it
@@ -195,8 +228,11 @@ def tie_reach(scores: pd.DataFrame, fpr: float | pd.Series) -> pd.DataFrame:
     per["extra_tp"] = np.where(tie, share * per["m"].to_numpy(), 0.0)
     per["tied_share"] = k / per["n_neg"].to_numpy()
     out = per.groupby(level="attack", sort=False).agg(
-        tied=("k", "max"), tied_share=("tied_share", "max"), blind=("blind", "any"),
-        extra_tp=("extra_tp", "sum"))
+        tied=("k", "max"),
+        tied_share=("tied_share", "max"),
+        blind=("blind", "any"),
+        extra_tp=("extra_tp", "sum"),
+    )
     return out
 
 
@@ -254,18 +290,30 @@ class VerdictState:
     def to_dict(self) -> dict[str, Any]:
         """The state as results.json stores it."""
         return {
-            "state": self.state, "cause": self.cause, "strongest": self.strongest,
-            "labels_only": self.labels_only, "hidden_scores": self.hidden_scores,
-            "blind": list(self.blind), "silent_seeds": dict(self.silent_seeds or {}),
+            "state": self.state,
+            "cause": self.cause,
+            "strongest": self.strongest,
+            "labels_only": self.labels_only,
+            "hidden_scores": self.hidden_scores,
+            "blind": list(self.blind),
+            "silent_seeds": dict(self.silent_seeds or {}),
             "accepted_warnings": list(self.accepted),
-            "findings": [{"name": f.check, "message": f.message, "p_value": f.p_value,
-                          "blocks": f.check in self.blocking,
-                          "accepted": f.check in self.accepted} for f in self.findings],
+            "findings": [
+                {
+                    "name": f.check,
+                    "message": f.message,
+                    "p_value": f.p_value,
+                    "blocks": f.check in self.blocking,
+                    "accepted": f.check in self.accepted,
+                }
+                for f in self.findings
+            ],
         }
 
 
-def verdict_state(result: Any, *, accept_warnings: Iterable[str] = (),
-                  confidence: float = 0.95) -> VerdictState:
+def verdict_state(
+    result: Any, *, accept_warnings: Iterable[str] = (), confidence: float = 0.95
+) -> VerdictState:
     """Decide the audit's state from its rates, findings, target outputs and ties.
 
     Parameters
@@ -288,31 +336,52 @@ def verdict_state(result: Any, *, accept_warnings: Iterable[str] = (),
     """
     accepted = check_warning_names(accept_warnings)
     findings = tuple(getattr(result, "findings", ()) or ())
-    blocking = tuple(dict.fromkeys(f.check for f in findings
-                                   if f.check in CONTRADICTIONS and f.check not in accepted))
+    blocking = tuple(
+        dict.fromkeys(
+            f.check for f in findings if f.check in CONTRADICTIONS and f.check not in accepted
+        )
+    )
     summary = own_threshold_summary(result.metrics, confidence=confidence)
     best = summary.iloc[0]
     all_broken = bool((summary["promise"] == "broken").all())
     # a broken promise disqualifies, unless every attack broke it (then: by TPR - FPR)
-    strongest = (str(summary.index[0]) if bool(best["beats_chance"])
-                 and (best["promise"] != "broken" or all_broken) else None)
+    strongest = (
+        str(summary.index[0])
+        if bool(best["beats_chance"]) and (best["promise"] != "broken" or all_broken)
+        else None
+    )
     labels_only, hidden = _outputs(result, findings)
     ties = tie_reach(result.scores, summary["fpr_target"])
-    blind = tuple(a for a in summary.index
-                  if a in ties.index and bool(ties.at[a, "blind"]) and summary.at[a, "tp"] == 0)
-    silent = {a: [i for i, tp in enumerate(r["tp_per_seed"]) if tp == 0]
-              for a, r in summary.iterrows()
-              if 0 < sum(tp == 0 for tp in r["tp_per_seed"]) < len(r["tp_per_seed"])}
-    shown = (strongest is not None and best["promise"] != "broken"
-             and best["tpr_low"] > best["fpr_high"])
+    blind = tuple(
+        a
+        for a in summary.index
+        if a in ties.index and bool(ties.at[a, "blind"]) and summary.at[a, "tp"] == 0
+    )
+    silent = {
+        a: [i for i, tp in enumerate(r["tp_per_seed"]) if tp == 0]
+        for a, r in summary.iterrows()
+        if 0 < sum(tp == 0 for tp in r["tp_per_seed"]) < len(r["tp_per_seed"])
+    }
+    shown = (
+        strongest is not None and best["promise"] != "broken" and best["tpr_low"] > best["fpr_high"]
+    )
     state, cause = (SHOWN, "") if shown else (NOT_SHOWN, "")
     if all_broken:
         state, cause = CANNOT_TELL, "no attack's threshold kept the FPR it aimed at"
     if blocking:
         state, cause = CANNOT_TELL, "the inputs contradict themselves"
-    return VerdictState(state, cause, findings=findings, blocking=blocking, accepted=accepted,
-                        strongest=strongest, labels_only=labels_only, hidden_scores=hidden,
-                        blind=blind, silent_seeds=silent)
+    return VerdictState(
+        state,
+        cause,
+        findings=findings,
+        blocking=blocking,
+        accepted=accepted,
+        strongest=strongest,
+        labels_only=labels_only,
+        hidden_scores=hidden,
+        blind=blind,
+        silent_seeds=silent,
+    )
 
 
 def _outputs(result: Any, findings: tuple) -> tuple[bool, bool]:
@@ -332,6 +401,7 @@ def _outputs(result: Any, findings: tuple) -> tuple[bool, bool]:
     if isinstance(model, PrecomputedProbabilities):
         hidden = not is_one_hot(model.proba)
     else:
-        hidden = (hasattr(model, "predict_proba")
-                  or type(model).__module__.split(".", 1)[0] == "torch")
+        hidden = (
+            hasattr(model, "predict_proba") or type(model).__module__.split(".", 1)[0] == "torch"
+        )
     return True, bool(hidden)

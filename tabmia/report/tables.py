@@ -68,9 +68,13 @@ def _ppv_cell(rows: pd.DataFrame, gamma: float) -> str:
         return "nothing flagged"  # the formula's base rate would look like a measurement
     n_pos, n_neg = _values(rows, "n_members").astype(int), _values(rows, "n_nonmembers").astype(int)
     bounds = [ppv_interval(int(a), p, int(b), n, gamma) for a, p, b, n in zip(tp, n_pos, fp, n_neg)]
-    frame = pd.DataFrame({key: ppv(tp / n_pos, fp / n_neg, gamma),
-                          f"{key}_low": [b[0] for b in bounds],
-                          f"{key}_high": [b[1] for b in bounds]})
+    frame = pd.DataFrame(
+        {
+            key: ppv(tp / n_pos, fp / n_neg, gamma),
+            f"{key}_low": [b[0] for b in bounds],
+            f"{key}_high": [b[1] for b in bounds],
+        }
+    )
     text = _cell(frame, key)
     resolved = np.array([ppv_resolved(int(b), lo, hi) for b, (lo, hi) in zip(fp, bounds)])
     if resolved.all():
@@ -96,11 +100,14 @@ def results_table(
     rows = []
     for name, group in metrics.groupby("attack", sort=False):
         n_neg = int(_values(group, "n_nonmembers")[0])
-        row = {"attack": name, "AUC": _cell(group, "auc"),
-               "members flagged (own threshold)": _count_cell(group, "tp", "n_members"),
-               "TPR (own threshold)": _cell(group, "tpr"),
-               "non-members flagged": _count_cell(group, "fp", "n_nonmembers"),
-               "FPR (own threshold)": _cell(group, "fpr")}
+        row = {
+            "attack": name,
+            "AUC": _cell(group, "auc"),
+            "members flagged (own threshold)": _count_cell(group, "tp", "n_members"),
+            "TPR (own threshold)": _cell(group, "tpr"),
+            "non-members flagged": _count_cell(group, "fp", "n_nonmembers"),
+            "FPR (own threshold)": _cell(group, "fpr"),
+        }
         for g in gammas:
             row[f"PPV γ={g:g}"] = _ppv_cell(group, g)
         row["advantage"] = _cell(group, "advantage")
@@ -108,10 +115,15 @@ def results_table(
         for alpha in fprs:
             key = f"tpr@{alpha:g}"  # absent: the audit did not compute this FPR level
             row[f"TPR@{alpha:g}FPR (oracle threshold)"] = _cell(
-                group, key, missing=f"not resolved by {n_neg} non-members"
-                if key in group.columns else "not computed")
-        row["seconds"] = _cell(group.assign(seconds=group["fit_seconds"] + group["score_seconds"]),
-                               "seconds", 1)
+                group,
+                key,
+                missing=f"not resolved by {n_neg} non-members"
+                if key in group.columns
+                else "not computed",
+            )
+        row["seconds"] = _cell(
+            group.assign(seconds=group["fit_seconds"] + group["score_seconds"]), "seconds", 1
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -124,18 +136,27 @@ def summary_table(metrics: pd.DataFrame) -> pd.DataFrame:
     from tabmia.report.state import own_threshold_summary
 
     summary = own_threshold_summary(metrics)
-    auc = pd.to_numeric(metrics["auc"], errors="coerce").groupby(metrics["attack"]).mean() \
-        if "auc" in metrics else pd.Series(np.nan, index=summary.index)
-    return pd.DataFrame({
-        "attack": summary.index,
-        "members flagged": [f"{t}/{n}" for t, n in zip(summary["tp"], summary["n_members"])],
-        "TPR [95%]": [f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in
-                      summary[["tpr", "tpr_low", "tpr_high"]].to_numpy()],
-        "non-members": [f"{f}/{n}" for f, n in zip(summary["fp"], summary["n_nonmembers"])],
-        "FPR [95%]": [f"{v:.3f} [{lo:.3f}, {hi:.3f}]" for v, lo, hi in
-                      summary[["fpr", "fpr_low", "fpr_high"]].to_numpy()],
-        "AUC": [_fmt(float(v)) for v in auc.reindex(summary.index)],
-    })
+    auc = (
+        pd.to_numeric(metrics["auc"], errors="coerce").groupby(metrics["attack"]).mean()
+        if "auc" in metrics
+        else pd.Series(np.nan, index=summary.index)
+    )
+    return pd.DataFrame(
+        {
+            "attack": summary.index,
+            "members flagged": [f"{t}/{n}" for t, n in zip(summary["tp"], summary["n_members"])],
+            "TPR [95%]": [
+                f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+                for v, lo, hi in summary[["tpr", "tpr_low", "tpr_high"]].to_numpy()
+            ],
+            "non-members": [f"{f}/{n}" for f, n in zip(summary["fp"], summary["n_nonmembers"])],
+            "FPR [95%]": [
+                f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+                for v, lo, hi in summary[["fpr", "fpr_low", "fpr_high"]].to_numpy()
+            ],
+            "AUC": [_fmt(float(v)) for v in auc.reindex(summary.index)],
+        }
+    )
 
 
 def text_table(table: pd.DataFrame) -> str:
@@ -143,8 +164,12 @@ def text_table(table: pd.DataFrame) -> str:
     cols = list(table.columns)
     cells = [cols] + [[str(v) for v in row] for row in table.itertuples(index=False)]
     widths = [max(len(r[i]) for r in cells) for i in range(len(cols))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                       for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in cells]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
 
@@ -158,8 +183,7 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_scores(values: Any, threshold: float, *,
-                  min_digits: int = 4) -> tuple[np.ndarray, str]:
+def format_scores(values: Any, threshold: float, *, min_digits: int = 4) -> tuple[np.ndarray, str]:
     """Scores and their threshold as text that compare as the numbers do.
 
     The threshold gets the fewest significant digits (at least ``min_digits``) that put

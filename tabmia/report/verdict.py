@@ -28,8 +28,15 @@ from tabmia.report.state import (  # their import path before tabmia.report.stat
     verdict_state,
 )
 
-__all__ = ["STRONGEST_RULE", "finding_line", "finding_role", "model_description",
-           "own_threshold_summary", "shadow_recipe", "verdict_lines"]
+__all__ = [
+    "STRONGEST_RULE",
+    "finding_line",
+    "finding_role",
+    "model_description",
+    "own_threshold_summary",
+    "shadow_recipe",
+    "verdict_lines",
+]
 
 
 def model_description(target: Any) -> str:
@@ -71,8 +78,10 @@ def shadow_recipe(result: Any, label: str | None = None) -> str | None:
         return None
     if label is not None:
         return label
-    names = {"the target's own recipe (an unfitted clone)" if r is None else model_description(r)
-             for r in recipes}
+    names = {
+        "the target's own recipe (an unfitted clone)" if r is None else model_description(r)
+        for r in recipes
+    }
     return ", ".join(sorted(names))
 
 
@@ -127,34 +136,41 @@ def verdict_lines(
     """
     context = context or {}
     metrics = result.metrics
-    state = state or verdict_state(result, accept_warnings=accept_warnings,
-                                   confidence=confidence)
+    state = state or verdict_state(result, accept_warnings=accept_warnings, confidence=confidence)
     summary = own_threshold_summary(metrics, confidence=confidence)
     best_name, best = summary.index[0], summary.iloc[0]
     n_seeds = int(best["n_seeds"])
     first = metrics[metrics["attack"] == best_name].iloc[0]
     n_mem, n_neg = int(first["n_members"]), int(first["n_nonmembers"])
-    model = context.get("target") or (model_description(result.targets[0])
-                                      if result.targets else context.get("model", "the model"))
+    model = context.get("target") or (
+        model_description(result.targets[0])
+        if result.targets
+        else context.get("model", "the model")
+    )
     data = context.get("data", "the given data")
     splits = getattr(result, "splits", None)
     n_public = len(splits[0].public) if splits else context.get("attacker public records")
     attacker = _attacker(state, n_public)
-    measured = _risk_statement(state, best_name, best, n_mem, attacker,
-                               nothing_flagged=int(summary["tp"].sum()) == 0)
+    measured = _risk_statement(
+        state, best_name, best, n_mem, attacker, nothing_flagged=int(summary["tp"].sum()) == 0
+    )
     if state.contradicted:
         names = ", ".join(state.blocking)
-        lines = [f"Cannot tell: the inputs contradict themselves ({names}), so the attacks' "
-                 f"rates do not measure what {attacker} can learn. To fix: "
-                 + "; ".join(state.fixes()) + ". Having checked, override a finding by name "
-                 "(tabmia audit --accept-warning NAME; accept_warnings=[NAME] in Python).",
-                 "What the attacks measured on these inputs (not evidence until they are "
-                 "fixed): " + measured[0].lower() + measured[1:]]
+        lines = [
+            f"Cannot tell: the inputs contradict themselves ({names}), so the attacks' "
+            f"rates do not measure what {attacker} can learn. To fix: "
+            + "; ".join(state.fixes())
+            + ". Having checked, override a finding by name "
+            "(tabmia audit --accept-warning NAME; accept_warnings=[NAME] in Python).",
+            "What the attacks measured on these inputs (not evidence until they are "
+            "fixed): " + measured[0].lower() + measured[1:],
+        ]
     else:
         lines = [measured]
     auc_line = _significant_auc(metrics, summary)
-    if auc_line and (int(best["tp"]) == 0 or best["tpr_low"] <= best["fpr_high"]
-                     or best["promise"] == "broken"):
+    if auc_line and (
+        int(best["tp"]) == 0 or best["tpr_low"] <= best["fpr_high"] or best["promise"] == "broken"
+    ):
         lines.append(auc_line)
     lines += _silent_lines(state, summary, result.scores)
     if with_findings:
@@ -162,41 +178,65 @@ def verdict_lines(
     lines.append(_ranking_line(summary, n_mem))
     seeds = f", over {n_seeds} seeds (counts pooled)" if n_seeds > 1 else ""
     recipe = context.get("shadow recipe") or shadow_recipe(result)
-    lines.append(f"What was attacked: a {model} model trained on {data}; each attack scored "
-                 f"{n_mem} members (training records) and {n_neg} non-members it never saw{seeds}"
-                 + (f"; shadow / reference models were trained with {recipe}." if recipe else "."))
+    lines.append(
+        f"What was attacked: a {model} model trained on {data}; each attack scored "
+        f"{n_mem} members (training records) and {n_neg} non-members it never saw{seeds}"
+        + (f"; shadow / reference models were trained with {recipe}." if recipe else ".")
+    )
     acc = getattr(result, "target_accuracy", None)
     if acc is not None and len(acc):
         tr, te = float(acc["train_accuracy"].mean()), float(acc["test_accuracy"].mean())
-        lines.append(f"The model's accuracy is {tr:.3f} on its training records and {te:.3f} "
-                     f"on held-out records (gap {tr - te:+.3f}); a large gap means memorisation, "
-                     "which is what these attacks exploit.")
+        lines.append(
+            f"The model's accuracy is {tr:.3f} on its training records and {te:.3f} "
+            f"on held-out records (gap {tr - te:+.3f}); a large gap means memorisation, "
+            "which is what these attacks exploit."
+        )
     g = max(gammas)
     if int(best["tp"]) + int(best["fp"]) == 0:
-        lines.append("PPV (the share of flagged records that really are training records) is "
-                     "undefined: nothing was flagged.")
+        lines.append(
+            "PPV (the share of flagged records that really are training records) is "
+            "undefined: nothing was flagged."
+        )
     else:
         lines.append(_ppv_line(best_name, best, g, confidence))
-    eps = empirical_epsilon(int(best["tp"]), int(best["n_members"]), int(best["fp"]),
-                            int(best["n_nonmembers"]), delta=delta, confidence=confidence)
+    eps = empirical_epsilon(
+        int(best["tp"]),
+        int(best["n_members"]),
+        int(best["fp"]),
+        int(best["n_nonmembers"]),
+        delta=delta,
+        confidence=confidence,
+    )
     lines.append(
         f"The ε lower bound is the smallest ε for which (ε, δ = {delta:g})-differentially private "
         f"training could allow these rates (95% confidence); for {best_name} it is "
-        f"{eps['epsilon_lower']:.2f}" + (" (counts pooled over seeds)" if n_seeds > 1 else "")
-        + ".")
+        f"{eps['epsilon_lower']:.2f}" + (" (counts pooled over seeds)" if n_seeds > 1 else "") + "."
+    )
     if epsilon is not None:
-        check = membership_claim_check(int(best["tp"]), int(best["n_members"]),
-                                       int(best["fp"]), int(best["n_nonmembers"]), epsilon,
-                                       delta, confidence=confidence)
+        check = membership_claim_check(
+            int(best["tp"]),
+            int(best["n_members"]),
+            int(best["fp"]),
+            int(best["n_nonmembers"]),
+            epsilon,
+            delta,
+            confidence=confidence,
+        )
         # the report's DP table and this sentence share one rule (tabmia.claims): a game
         # that could not have refuted the claim says so instead of "consistent"
-        meaning = {"consistent": "consistent with it (a game this size could have refuted it)",
-                   "refuted": "inconsistent with it: the claim cannot hold",
-                   "cannot_tell": f"cannot tell: {check.reason}"}[check.state]
-        lines.append(f"Against a claim of (ε = {epsilon:g}, δ = {delta:g})-DP, {best_name}'s "
-                     f"rates are {meaning}.")
-    lines.append("TPR at a fixed FPR (the ROC curve) needs a threshold set with the membership "
-                 "labels: those columns are an oracle's reference, not what the attacker achieved.")
+        meaning = {
+            "consistent": "consistent with it (a game this size could have refuted it)",
+            "refuted": "inconsistent with it: the claim cannot hold",
+            "cannot_tell": f"cannot tell: {check.reason}",
+        }[check.state]
+        lines.append(
+            f"Against a claim of (ε = {epsilon:g}, δ = {delta:g})-DP, {best_name}'s "
+            f"rates are {meaning}."
+        )
+    lines.append(
+        "TPR at a fixed FPR (the ROC curve) needs a threshold set with the membership "
+        "labels: those columns are an oracle's reference, not what the attacker achieved."
+    )
     return lines
 
 
@@ -220,32 +260,48 @@ def _attacker(state: VerdictState, n_public: Any) -> str:
     holding = f"{n_public} public records" if n_public else "public records"
     if not state.labels_only:
         return f"an attacker holding {holding} of the same population"
-    return (f"an attacker who sees only the model's decisions (its predicted labels) and "
-            f"holds {holding} of the same population")
+    return (
+        f"an attacker who sees only the model's decisions (its predicted labels) and "
+        f"holds {holding} of the same population"
+    )
 
 
 def _not_covered(state: VerdictState) -> str:
     """What a label-only audit leaves out, as a sentence (empty when nothing)."""
     if state.hidden_scores:
-        return (" The model also gives probabilities, which these attacks were not given: an "
-                "attacker who sees them is not covered by this audit.")
+        return (
+            " The model also gives probabilities, which these attacks were not given: an "
+            "attacker who sees them is not covered by this audit."
+        )
     if state.labels_only and any(f.check == "label_only" for f in state.findings):
         return " (The model's probabilities are one-hot: they carry only its decisions.)"
     return ""
 
 
-def _risk_statement(state: VerdictState, name: str, best: pd.Series, n_mem: int,
-                    attacker: str, *, nothing_flagged: bool) -> str:
+def _risk_statement(
+    state: VerdictState,
+    name: str,
+    best: pd.Series,
+    n_mem: int,
+    attacker: str,
+    *,
+    nothing_flagged: bool,
+) -> str:
     """The decision in a sentence or two: for which attacker, at which error rate, how sure."""
-    aim = (f"aimed at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none"
-           else "with no FPR goal")
+    aim = (
+        f"aimed at {_pct(best['fpr_target'])} FPR"
+        if best["promise"] != "none"
+        else "with no FPR goal"
+    )
     how = f"with {name} at its own threshold ({aim}, chosen without knowing who is a member)"
     tpr = _rate(best["tpr"], best["tpr_low"], best["tpr_high"])
     fpr = _rate(best["fpr"], best["fpr_low"], best["fpr_high"])
     n_pos, n_neg, seeds = int(best["n_members"]), int(best["n_nonmembers"]), int(best["n_seeds"])
     if seeds > 1:  # the seeds' members overlap: count per seed, pool the rates
-        count = (f"{_whole(best['tp'] / seeds)} of {n_mem} training records per seed on average "
-                 f"(seeds: {', '.join(map(str, best['tp_per_seed']))}): pooled TPR {tpr}")
+        count = (
+            f"{_whole(best['tp'] / seeds)} of {n_mem} training records per seed on average "
+            f"(seeds: {', '.join(map(str, best['tp_per_seed']))}): pooled TPR {tpr}"
+        )
         false = f"{int(best['fp'])} of {n_neg} non-members over all seeds: pooled FPR {fpr}"
     else:
         count = f"{int(best['tp'])} of {n_pos} training records: TPR {tpr}"
@@ -254,33 +310,46 @@ def _risk_statement(state: VerdictState, name: str, best: pd.Series, n_mem: int,
     at = f" at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none" else ""
     more = _not_covered(state)
     if best["promise"] == "broken" and state.strongest is not None:
-        return (f"Cannot tell (risk not measured reliably){at} for {attacker}: every attack "
-                f"flags more non-members than the "
-                f"FPR it aimed at allows, so no threshold kept its promise (too few public "
-                f"records, or public records unlike the candidates). The strongest by TPR − FPR, "
-                f"{how}, singles out {count}, while wrongly flagging {false}{sure}.{more}")
+        return (
+            f"Cannot tell (risk not measured reliably){at} for {attacker}: every attack "
+            f"flags more non-members than the "
+            f"FPR it aimed at allows, so no threshold kept its promise (too few public "
+            f"records, or public records unlike the candidates). The strongest by TPR − FPR, "
+            f"{how}, singles out {count}, while wrongly flagging {false}{sure}.{more}"
+        )
     if state.strongest is None:
         if nothing_flagged:
-            detail = (f"none flags a single training record at its own threshold ({aim}); with "
-                      f"{n_pos} training records scored, at most {best['tpr_high']:.3f} of them "
-                      f"could be singled out this way (95% upper bound), and {int(best['fp'])} "
-                      f"of {n_neg} non-members were flagged")
+            detail = (
+                f"none flags a single training record at its own threshold ({aim}); with "
+                f"{n_pos} training records scored, at most {best['tpr_high']:.3f} of them "
+                f"could be singled out this way (95% upper bound), and {int(best['fp'])} "
+                f"of {n_neg} non-members were flagged"
+            )
         elif best["promise"] == "broken":
-            detail = (f"none flags training records more often than non-members while keeping "
-                      f"the FPR it aimed at; {name}, {how}, singles out {count}, but wrongly "
-                      f"flags {false}{sure}, more than its FPR allows")
+            detail = (
+                f"none flags training records more often than non-members while keeping "
+                f"the FPR it aimed at; {name}, {how}, singles out {count}, but wrongly "
+                f"flags {false}{sure}, more than its FPR allows"
+            )
         else:
-            detail = (f"none flags training records more often than non-members at its own "
-                      f"threshold; the closest, {how}, flags {count} and {false}{sure}")
-        return (f"Risk not shown{at} for {attacker}: no attack did better than chance: "
-                f"{detail}.{more}")
+            detail = (
+                f"none flags training records more often than non-members at its own "
+                f"threshold; the closest, {how}, flags {count} and {false}{sure}"
+            )
+        return (
+            f"Risk not shown{at} for {attacker}: no attack did better than chance: {detail}.{more}"
+        )
     if state.state == "risk shown" or (state.contradicted and best["tpr_low"] > best["fpr_high"]):
-        return (f"Risk: {attacker}, {how}, singles out {count}, while wrongly flagging "
-                f"{false}{sure}.{more}")
-    return (f"Risk not shown{at} for {attacker}: it flags training records no more often than "
-            f"non-members beyond chance. The strongest attack, {how}, singles out {count}, "
-            f"and wrongly flags {false}{sure}; the two intervals overlap, so these flags are "
-            f"not shown to be better than guessing.{more}")
+        return (
+            f"Risk: {attacker}, {how}, singles out {count}, while wrongly flagging "
+            f"{false}{sure}.{more}"
+        )
+    return (
+        f"Risk not shown{at} for {attacker}: it flags training records no more often than "
+        f"non-members beyond chance. The strongest attack, {how}, singles out {count}, "
+        f"and wrongly flags {false}{sure}; the two intervals overlap, so these flags are "
+        f"not shown to be better than guessing.{more}"
+    )
 
 
 def _whole(value: float) -> int:
@@ -296,21 +365,27 @@ def _silent_lines(state: VerdictState, summary: pd.DataFrame, scores: pd.DataFra
         parts = []
         for a in state.blind:
             r, t = summary.loc[a], ties.loc[a]
-            parts.append(f"{a} (aimed at {_pct(r['fpr_target'])} FPR: {int(t['tied'])} of "
-                         f"{int(r['n_nonmembers']) // int(r['n_seeds'])} non-members share its "
-                         f"highest unflagged score; broken at random, the tie would flag about "
-                         f"{_whole(t['extra_tp'] / int(r['n_seeds']))} training records per seed)")
-        lines.append("Flags nobody because its scores tie: " + "; ".join(parts) + ". More of "
-                     "those tied non-members than the FPR allows would be flagged with them, so "
-                     "no threshold of the attack can flag anyone there: its zero says nothing "
-                     "about the model at that FPR.")
+            parts.append(
+                f"{a} (aimed at {_pct(r['fpr_target'])} FPR: {int(t['tied'])} of "
+                f"{int(r['n_nonmembers']) // int(r['n_seeds'])} non-members share its "
+                f"highest unflagged score; broken at random, the tie would flag about "
+                f"{_whole(t['extra_tp'] / int(r['n_seeds']))} training records per seed)"
+            )
+        lines.append(
+            "Flags nobody because its scores tie: " + "; ".join(parts) + ". More of "
+            "those tied non-members than the FPR allows would be flagged with them, so "
+            "no threshold of the attack can flag anyone there: its zero says nothing "
+            "about the model at that FPR."
+        )
     for a, seeds in (state.silent_seeds or {}).items():
         if a in state.blind:
             continue
         n = int(summary.at[a, "n_seeds"])
-        lines.append(f"{a} flagged no record at its own threshold in seed"
-                     f"{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} of {n} "
-                     "(counted as flagging nobody there).")
+        lines.append(
+            f"{a} flagged no record at its own threshold in seed"
+            f"{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} of {n} "
+            "(counted as flagging nobody there)."
+        )
     return lines
 
 
@@ -320,9 +395,13 @@ def _ranking_line(summary: pd.DataFrame, n_mem: int) -> str:
     order = "; ".join(
         f"{name} {int(r['tp'])}/{int(r['n_members'])} members, {int(r['fp'])}/"
         f"{int(r['n_nonmembers'])} non-members"
-        + {"kept": "", "none": " (no FPR goal)",
-           "broken": f" (more than its {_pct(r['fpr_target'])} FPR allows)"}[r["promise"]]
-        for name, r in summary.iterrows())
+        + {
+            "kept": "",
+            "none": " (no FPR goal)",
+            "broken": f" (more than its {_pct(r['fpr_target'])} FPR allows)",
+        }[r["promise"]]
+        for name, r in summary.iterrows()
+    )
     rest = ""
     if (summary["promise"] == "none").any():
         rest += " Attacks without an FPR goal follow, by TPR − FPR."
@@ -344,25 +423,42 @@ def _significant_auc(metrics: pd.DataFrame, summary: pd.DataFrame) -> str | None
     name = above.idxmax()
     rows = metrics[metrics["attack"] == name]
     if len(rows) == 1:
-        value = f"{float(rows['auc'].iloc[0]):.3f} [{float(rows['auc_low'].iloc[0]):.3f}, " \
-                f"{float(rows['auc_high'].iloc[0]):.3f}] (95% bootstrap interval, above 0.5)"
+        value = (
+            f"{float(rows['auc'].iloc[0]):.3f} [{float(rows['auc_low'].iloc[0]):.3f}, "
+            f"{float(rows['auc_high'].iloc[0]):.3f}] (95% bootstrap interval, above 0.5)"
+        )
     else:
-        value = (f"{aucs[name]:.3f} on average over {len(rows)} seeds, every seed's 95% "
-                 "bootstrap interval above 0.5")
-    return (f"Yet the scores do rank members above non-members more often than chance: "
-            f"{name}'s AUC is {value}. Membership leaks on average even though no threshold "
-            "chosen without the membership labels singles out records beyond chance at this "
-            "FPR; an attacker accepting a higher FPR, or holding more public records, may.")
+        value = (
+            f"{aucs[name]:.3f} on average over {len(rows)} seeds, every seed's 95% "
+            "bootstrap interval above 0.5"
+        )
+    return (
+        f"Yet the scores do rank members above non-members more often than chance: "
+        f"{name}'s AUC is {value}. Membership leaks on average even though no threshold "
+        "chosen without the membership labels singles out records beyond chance at this "
+        "FPR; an attacker accepting a higher FPR, or holding more public records, may."
+    )
 
 
 def _ppv_line(name: str, best: pd.Series, g: float, confidence: float) -> str:
     value = ppv(best["tpr"], best["fpr"], g)
-    lo, hi = ppv_interval(int(best["tp"]), int(best["n_members"]), int(best["fp"]),
-                          int(best["n_nonmembers"]), g, confidence=confidence)
+    lo, hi = ppv_interval(
+        int(best["tp"]),
+        int(best["n_members"]),
+        int(best["fp"]),
+        int(best["n_nonmembers"]),
+        g,
+        confidence=confidence,
+    )
     resolved = ppv_resolved(int(best["fp"]), lo, hi)
     return (
         f"PPV is the share of flagged records that really are training records when the attacker "
         f"searches a pool with γ non-members per member; for {name} at γ = {g:g} it is "
         f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
-        + ("." if resolved else f", not resolved by {int(best['n_nonmembers'])} non-members "
-           f"({int(best['fp'])} flagged): only the interval is informative."))
+        + (
+            "."
+            if resolved
+            else f", not resolved by {int(best['n_nonmembers'])} non-members "
+            f"({int(best['fp'])} flagged): only the interval is informative."
+        )
+    )

@@ -35,9 +35,7 @@ def _describe(obj: Any) -> str:
     if hasattr(obj, "get_params") and not isinstance(obj, type):
         params = obj.get_params(deep=False)
         skip = execution_params()
-        inner = ", ".join(
-            f"{k}={_describe(v)}" for k, v in sorted(params.items()) if k not in skip
-        )
+        inner = ", ".join(f"{k}={_describe(v)}" for k, v in sorted(params.items()) if k not in skip)
         return f"{type(obj).__module__}.{type(obj).__qualname__}({inner})"
     if isinstance(obj, (list, tuple)):
         inner = ", ".join(_describe(v) for v in obj)

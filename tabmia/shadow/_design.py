@@ -89,7 +89,11 @@ def record_groups(X: Any, y_idx: Any) -> np.ndarray:
 
 
 def draw_in_masks(
-    n_models: int, n_records: int, *, pkeep: float = 0.5, random_state: Any = None,
+    n_models: int,
+    n_records: int,
+    *,
+    pkeep: float = 0.5,
+    random_state: Any = None,
     groups: Any = None,
 ) -> np.ndarray:
     """Membership matrix: which record trains which model.
@@ -129,8 +133,9 @@ def _draw_masks(
     if groups is not None:
         codes = np.asarray(groups)
         if codes.shape != (n_records,) or (codes.size and (codes.min() < 0)):
-            raise ValueError(f"groups must hold one code >= 0 per record ({n_records}), "
-                             f"got shape {codes.shape}")
+            raise ValueError(
+                f"groups must hold one code >= 0 per record ({n_records}), got shape {codes.shape}"
+            )
         n_groups = int(codes.max()) + 1 if codes.size else 0
         # one draw per group, column j of the draw being what record j gets when all
         # records are distinct (codes 0..n-1): grouping changes nothing there

@@ -43,7 +43,11 @@ class _Models:
 
 
 def _score_chunk(
-    box: _Models, X: Any, y_idx: np.ndarray, classes: np.ndarray, statistic: str,
+    box: _Models,
+    X: Any,
+    y_idx: np.ndarray,
+    classes: np.ndarray,
+    statistic: str,
     threads: int | None,
 ) -> np.ndarray:
     """One task: every model's statistic on the records ``X``, ``(n_models, n)`` float32."""
@@ -98,14 +102,12 @@ def score_models(
     box = _Models(models)
     if jobs == 1 or len(chunks) == 1:
         for sl in chunks:  # a loop over chunks of records
-            out[:, sl] = _score_chunk(box, take_rows(X, sl), y_idx[sl], classes, statistic,
-                                      None)
+            out[:, sl] = _score_chunk(box, take_rows(X, sl), y_idx[sl], classes, statistic, None)
         return out
     from joblib import Parallel, delayed
 
     tasks = (
-        delayed(_score_chunk)(box, take_rows(X, sl), y_idx[sl], classes, statistic,
-                              plan.threads)
+        delayed(_score_chunk)(box, take_rows(X, sl), y_idx[sl], classes, statistic, plan.threads)
         for sl in chunks
     )
     # in order, as each finishes, so that finished blocks do not pile up in memory

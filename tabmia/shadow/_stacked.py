@@ -152,8 +152,15 @@ def _adam_step(p: Any, g: Any, m: Any, v: Any, neg_step: Any, inv_bc2_sqrt: Any)
 
 
 def _masked_adam_step(
-    p: Any, g: Any, m: Any, v: Any, neg_step: Any, inv_bc2_sqrt: Any, lerp_w: Any,
-    beta2: Any, one_minus_beta2: Any,
+    p: Any,
+    g: Any,
+    m: Any,
+    v: Any,
+    neg_step: Any,
+    inv_bc2_sqrt: Any,
+    lerp_w: Any,
+    beta2: Any,
+    one_minus_beta2: Any,
 ) -> None:
     """:func:`_adam_step` where only some models step: per-model coefficients.
 
@@ -172,8 +179,15 @@ def _masked_adam_step(
 
 
 def _adam_math(
-    p: Any, g: Any, m: Any, v: Any, neg_step: Any, inv_bc2_sqrt: Any, lerp_w: Any,
-    beta2: Any, one_minus_beta2: Any,
+    p: Any,
+    g: Any,
+    m: Any,
+    v: Any,
+    neg_step: Any,
+    inv_bc2_sqrt: Any,
+    lerp_w: Any,
+    beta2: Any,
+    one_minus_beta2: Any,
 ) -> None:
     # the masked step as one expression graph, for torch.compile to fuse
     m.copy_(m + lerp_w * (g - m))
@@ -195,15 +209,12 @@ def _matmul_precision(precision: str, device: Any) -> Iterator[Any]:
     import torch
 
     if precision not in MATMUL_PRECISIONS:
-        raise ValueError(
-            f"matmul_precision must be one of {MATMUL_PRECISIONS}, got {precision!r}"
-        )
+        raise ValueError(f"matmul_precision must be one of {MATMUL_PRECISIONS}, got {precision!r}")
     before = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     try:
         if precision == "bfloat16" and device.type == "cuda":
-            yield functools.partial(torch.autocast, device_type=device.type,
-                                    dtype=torch.bfloat16)
+            yield functools.partial(torch.autocast, device_type=device.type, dtype=torch.bfloat16)
         else:
             yield contextlib.nullcontext
     finally:
@@ -233,7 +244,9 @@ def _epoch_orders(
     return idx, valid
 
 
-def _adam_schedule(step: np.ndarray, active: np.ndarray, lr: float) -> tuple[np.ndarray, np.ndarray]:
+def _adam_schedule(
+    step: np.ndarray, active: np.ndarray, lr: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-step, per-model Adam coefficients of one epoch; ``step`` advances in place.
 
     Returns ``coef`` of shape ``(S, 5, K)`` (float32): ``-lr / bc1`` (0 for a model

@@ -154,12 +154,11 @@ def _train_mlp_group(
         # a GPU job holds all the cores (one job per GPU): the models' statistics on the
         # pool are computed on them at once (each model's row is the same either way)
         rows = thread_map(
-            lambda j: _statistic_row(models[j], X, y_idx, classes, statistic), len(models),
+            lambda j: _statistic_row(models[j], X, y_idx, classes, statistic),
+            len(models),
             workers=threads if slot is not None else 1,
         )
-        return [
-            (int(k), row, m if keep_model else None) for k, row, m in zip(ks, rows, models)
-        ]
+        return [(int(k), row, m if keep_model else None) for k, row, m in zip(ks, rows, models)]
 
 
 def _delayed(func: Any) -> Any:

@@ -96,8 +96,9 @@ def auto_group_size(
     sizes = layer_sizes(n_features, hidden_layer_sizes, n_classes)
     n_params = sum(i * o + o for i, o in sizes)
     widths = sum(o for _, o in sizes)
-    per_model = 4 * (4 * n_params + batch_size * (n_features + 4 * widths + 4)
-                     + own_pool_rows * (n_features + 2))
+    per_model = 4 * (
+        4 * n_params + batch_size * (n_features + 4 * widths + 4) + own_pool_rows * (n_features + 2)
+    )
     if fraction is None:
         fraction = 0.5 if dev.type == "cuda" else 0.25
     budget = fraction * _available_memory(dev) - 4 * n_records * (n_features + 2)
@@ -213,8 +214,15 @@ def fit_mlps_batched(
         pools = _OwnPools(X, y_idx, classes, pipeline, dev)
     hidden = template._hidden()
     group = (
-        auto_group_size(pools.width(masks, seeds), hidden, classes.size, template.batch_size,
-                        dev, n_records=pools.shared_rows, own_pool_rows=pools.own_rows(masks))
+        auto_group_size(
+            pools.width(masks, seeds),
+            hidden,
+            classes.size,
+            template.batch_size,
+            dev,
+            n_records=pools.shared_rows,
+            own_pool_rows=pools.own_rows(masks),
+        )
         if max_group_size is None
         else int(max_group_size)
     )
@@ -223,8 +231,20 @@ def fit_mlps_batched(
     for start in range(0, K, group):
         ks = list(range(start, min(start + group, K)))
         X_t, y_t, rows, widths, pipelines = pools.group(masks[ks], seeds[ks])
-        mlps = _train_group(X_t, y_t, rows, seeds[ks], template, params, classes, widths,
-                            device, dev, verbose=verbose, first=ks[0])
+        mlps = _train_group(
+            X_t,
+            y_t,
+            rows,
+            seeds[ks],
+            template,
+            params,
+            classes,
+            widths,
+            device,
+            dev,
+            verbose=verbose,
+            first=ks[0],
+        )
         if pipelines is None:
             if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
                 for mlp in mlps:
@@ -270,8 +290,9 @@ class _OwnPools:
 
     shared_rows = 0
 
-    def __init__(self, X: Any, y_idx: np.ndarray, classes: np.ndarray, pipeline: Any,
-                 dev: Any) -> None:
+    def __init__(
+        self, X: Any, y_idx: np.ndarray, classes: np.ndarray, pipeline: Any, dev: Any
+    ) -> None:
         self.X, self.y_idx, self.labels = X, y_idx, classes[y_idx]
         self.pipeline, self.dev = pipeline, dev
         self._width: int | None = None
@@ -314,9 +335,19 @@ class _OwnPools:
 
 
 def _train_group(
-    X_t: Any, y_t: Any, rows: list[np.ndarray], seeds: np.ndarray, template: TorchMLPClassifier,
-    params: dict, classes: np.ndarray, widths: list[int], device: Any, dev: Any, *,
-    verbose: bool, first: int,
+    X_t: Any,
+    y_t: Any,
+    rows: list[np.ndarray],
+    seeds: np.ndarray,
+    template: TorchMLPClassifier,
+    params: dict,
+    classes: np.ndarray,
+    widths: list[int],
+    device: Any,
+    dev: Any,
+    *,
+    verbose: bool,
+    first: int,
 ) -> list[TorchMLPClassifier]:
     """Train one group as a stacked network; the fitted MLPs.
 
@@ -334,14 +365,22 @@ def _train_group(
     if verbose:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=template.epochs, desc=f"MLPs {first}-{first + len(rows) - 1}",
-                   leave=False)
+        bar = tqdm(total=template.epochs, desc=f"MLPs {first}-{first + len(rows) - 1}", leave=False)
         progress = _bar_callback(bar)
     curve = train_stacked(
-        X_t, y_t, rows, gens, stacked, activation=template.activation,
-        epochs=int(template.epochs), batch_size=int(template.batch_size),
-        lr=float(template.lr), weight_decay=float(template.weight_decay), progress=progress,
-        matmul_precision=template.matmul_precision, fused_step=bool(template.fused_step),
+        X_t,
+        y_t,
+        rows,
+        gens,
+        stacked,
+        activation=template.activation,
+        epochs=int(template.epochs),
+        batch_size=int(template.batch_size),
+        lr=float(template.lr),
+        weight_decay=float(template.weight_decay),
+        progress=progress,
+        matmul_precision=template.matmul_precision,
+        fused_step=bool(template.fused_step),
     )
     if bar is not None:
         bar.close()

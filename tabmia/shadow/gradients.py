@@ -17,9 +17,7 @@ from tabmia.shadow.torch_mlp import TorchMLPClassifier
 __all__ = ["gradient_norms"]
 
 
-def gradient_norms(
-    model: Any, X: Any, y_idx: Any, *, batch_size: int | None = None
-) -> np.ndarray:
+def gradient_norms(model: Any, X: Any, y_idx: Any, *, batch_size: int | None = None) -> np.ndarray:
     """Per-record norm of the gradient of the loss with respect to all parameters.
 
     ``||d/dtheta CE(f_theta(x_i), y_i)||_2`` for every record: Watson et al.'s

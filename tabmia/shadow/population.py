@@ -274,8 +274,10 @@ class ShadowPopulation(BaseEstimator):
             raise ValueError(f"X has {n} records; a shadow population needs a pool")
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2 and shape[1] == 0:  # sklearn's wording
-            raise ValueError(f"Found array with 0 feature(s) (shape=({n}, 0)) while a minimum "
-                             "of 1 is required by ShadowPopulation.")
+            raise ValueError(
+                f"Found array with 0 feature(s) (shape=({n}, 0)) while a minimum "
+                "of 1 is required by ShadowPopulation."
+            )
         classes = np.unique(y_arr) if self.classes is None else np.asarray(self.classes)
         y_idx = encode_labels(y_arr, classes, name="y")
         target = self.target.model if isinstance(self.target, TargetModel) else self.target
@@ -339,8 +341,18 @@ class ShadowPopulation(BaseEstimator):
             plan = plan_jobs(recipe, self.n_jobs, todo.size)
             tasks = [
                 _delayed(_train_one)(
-                    recipe, int(k), int(seeds[k]), masks[k], X, y_arr, y_idx, classes,
-                    self.statistic, bool(self.keep_models), plan.threads, plan.gpus,
+                    recipe,
+                    int(k),
+                    int(seeds[k]),
+                    masks[k],
+                    X,
+                    y_arr,
+                    y_idx,
+                    classes,
+                    self.statistic,
+                    bool(self.keep_models),
+                    plan.threads,
+                    plan.gpus,
                 )
                 for k in todo
             ]
@@ -392,7 +404,11 @@ class ShadowPopulation(BaseEstimator):
         # width sizes the split here, and each task sizes its groups again
         width = X_train.shape[1]
         group = auto_group_size(
-            width, mlp._hidden(), classes.size, int(mlp.batch_size), self.device_,
+            width,
+            mlp._hidden(),
+            classes.size,
+            int(mlp.batch_size),
+            self.device_,
             n_records=X_train.shape[0] if plain else 0,
             own_pool_rows=0 if plain else int(masks[todo].sum(axis=1).max()),
         )
@@ -400,8 +416,19 @@ class ShadowPopulation(BaseEstimator):
         inner_verbose = bool(self.verbose) and plan.n_jobs == 1
         tasks = [
             _delayed(_train_mlp_group)(
-                recipe, ks, seeds[ks], masks[ks], X_train, y_idx, classes, self.statistic,
-                mlp.device, bool(self.keep_models), inner_verbose, plan.threads, plan.gpus,
+                recipe,
+                ks,
+                seeds[ks],
+                masks[ks],
+                X_train,
+                y_idx,
+                classes,
+                self.statistic,
+                mlp.device,
+                bool(self.keep_models),
+                inner_verbose,
+                plan.threads,
+                plan.gpus,
             )
             for ks in np.array_split(todo, n_tasks)
         ]
@@ -470,8 +497,15 @@ class ShadowPopulation(BaseEstimator):
             raise ValueError(f"X has {n} records but y has shape {y_arr.shape}")
         y_idx = encode_labels(y_arr, self.classes_, name="y")
         plan = plan_jobs(self.estimator_, self.n_jobs, n)
-        return score_models(models, X, y_idx, self.classes_, self.statistic, plan=plan,
-                            max_memory=resolve_max_memory(max_memory))
+        return score_models(
+            models,
+            X,
+            y_idx,
+            self.classes_,
+            self.statistic,
+            plan=plan,
+            max_memory=resolve_max_memory(max_memory),
+        )
 
     def proba(self, X: Any) -> np.ndarray:
         """Class probabilities of every kept model, in ``classes_`` order.

@@ -341,9 +341,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         self.loss_curve_ = curve[0]
         self.n_iter_ = int(epochs)
 
-    def _continue(
-        self, X: Any, y: Any, *, epochs: int, lr: float, seed: Any
-    ) -> TorchMLPClassifier:
+    def _continue(self, X: Any, y: Any, *, epochs: int, lr: float, seed: Any) -> TorchMLPClassifier:
         import torch
 
         from tabmia._device import resolve_device
@@ -428,8 +426,9 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         (:func:`tabmia.shadow.gradient_norms`); ``y_idx`` are column indices of
         ``classes_``."""
         check_is_fitted(self, "module_")
-        return module_gradient_norms(self.module_, self._check_X(X), y_idx,
-                                     device=self.device_, batch_size=batch_size)
+        return module_gradient_norms(
+            self.module_, self._check_X(X), y_idx, device=self.device_, batch_size=batch_size
+        )
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Log-probabilities, shape ``(n, n_classes)``, float64."""
@@ -445,9 +444,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         state = self.__dict__.copy()
         module = state.pop("module_", None)
         if module is not None:
-            state["_module_weights"] = [
-                t.numpy().copy() for t in self._get_weights()
-            ]
+            state["_module_weights"] = [t.numpy().copy() for t in self._get_weights()]
         device = state.get("device_")
         if device is not None:
             state["device_"] = str(device)

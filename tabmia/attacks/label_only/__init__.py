@@ -14,5 +14,8 @@ from tabmia.attacks.label_only.gap import GapAttack
 from tabmia.attacks.label_only.robustness import CalibratedRobustnessAttack, NoiseRobustnessAttack
 
 __all__ = [
-    "BoundaryDistanceAttack", "CalibratedRobustnessAttack", "GapAttack", "NoiseRobustnessAttack",
+    "BoundaryDistanceAttack",
+    "CalibratedRobustnessAttack",
+    "GapAttack",
+    "NoiseRobustnessAttack",
 ]

@@ -18,8 +18,14 @@ from sklearn.utils._param_validation import Interval
 from tabmia.perturb import NOISE_CONSTRAINTS, TabularNoise, TabularRays
 from tabmia.target import n_rows, take_rows
 
-__all__ = ["LabelQueriesMixin", "ROBUSTNESS_CONSTRAINTS", "record_chunks", "robustness_counts",
-           "boundary_distances", "empirical_logit"]
+__all__ = [
+    "LabelQueriesMixin",
+    "ROBUSTNESS_CONSTRAINTS",
+    "record_chunks",
+    "robustness_counts",
+    "boundary_distances",
+    "empirical_logit",
+]
 
 #: Parameter constraints of the noise robustness attacks.
 ROBUSTNESS_CONSTRAINTS = {
@@ -60,15 +66,22 @@ def record_chunks(n: int, rows_per_record: int, max_batch_rows: int | None) -> I
 
 def fitted_noise(X: Any, attack: Any) -> TabularNoise:
     """The noise model of ``attack``'s parameters fitted on ``X``, its bank drawn."""
-    noise = TabularNoise(sigma=attack.sigma, noise_scale=attack.noise_scale,
-                         categorical_flip=attack.categorical_flip,
-                         binary_flip=attack.binary_flip).fit(X)
+    noise = TabularNoise(
+        sigma=attack.sigma,
+        noise_scale=attack.noise_scale,
+        categorical_flip=attack.categorical_flip,
+        binary_flip=attack.binary_flip,
+    ).fit(X)
     return noise.draw(attack.n_noise, attack._draw_seed())
 
 
 def robustness_counts(
-    predict: Callable[[Any], np.ndarray], noise: TabularNoise, X: Any, truth: np.ndarray,
-    *, max_batch_rows: int | None = None,
+    predict: Callable[[Any], np.ndarray],
+    noise: TabularNoise,
+    X: Any,
+    truth: np.ndarray,
+    *,
+    max_batch_rows: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Whether the model labels each record right, and how many of its copies keep the label.
 
@@ -112,8 +125,14 @@ def empirical_logit(correct: np.ndarray, kept: np.ndarray, n_noise: int) -> np.n
 
 
 def boundary_distances(
-    predict: Callable[[Any], np.ndarray], rays: TabularRays, X: Any, truth: np.ndarray, *,
-    grid: np.ndarray, n_bisect: int, max_batch_rows: int | None = None,
+    predict: Callable[[Any], np.ndarray],
+    rays: TabularRays,
+    X: Any,
+    truth: np.ndarray,
+    *,
+    grid: np.ndarray,
+    n_bisect: int,
+    max_batch_rows: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The step along each ray at which the label first changes, found by bisection.
 
@@ -144,7 +163,7 @@ def boundary_distances(
         rows = np.repeat(rec, K * G)
         dirs = np.tile(np.repeat(np.arange(K), G), rec.size)
         steps = np.tile(grid, rec.size * K)
-        flipped = (np.asarray(predict(rays.move(Xc, rows, dirs, steps))) != tc[rows])
+        flipped = np.asarray(predict(rays.move(Xc, rows, dirs, steps))) != tc[rows]
         flipped = flipped.reshape(rec.size * K, G)
         found = flipped.any(axis=1)
         first = np.argmax(flipped, axis=1)
@@ -156,8 +175,10 @@ def boundary_distances(
             if active.size == 0:
                 break
             mid = 0.5 * (lo[active] + hi[active])
-            wrong = (np.asarray(predict(rays.move(Xc, ray_rec[active], ray_dir[active], mid)))
-                     != tc[ray_rec[active]])
+            wrong = (
+                np.asarray(predict(rays.move(Xc, ray_rec[active], ray_dir[active], mid)))
+                != tc[ray_rec[active]]
+            )
             hi[active] = np.where(wrong, mid, hi[active])
             lo[active] = np.where(wrong, lo[active], mid)
         block = np.where(found, hi, np.inf).reshape(rec.size, K)

@@ -190,7 +190,12 @@ class BoundaryDistanceAttack(LabelQueriesMixin, BaseMembershipAttack):
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         _, distance = boundary_distances(
-            self.target_.predict_indices, self.rays_, X, y, grid=self._grid(),
-            n_bisect=self.n_bisect, max_batch_rows=self.max_batch_rows,
+            self.target_.predict_indices,
+            self.rays_,
+            X,
+            y,
+            grid=self._grid(),
+            n_bisect=self.n_bisect,
+            max_batch_rows=self.max_batch_rows,
         )
         return np.minimum(distance.min(axis=1), 2.0 * self.max_distance)

@@ -32,6 +32,7 @@ from tabmia.target import TargetModel, n_rows
 
 __all__ = ["NoiseRobustnessAttack", "CalibratedRobustnessAttack"]
 
+
 class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     """Share of noisy copies the target still labels right (Choquette-Choo et al.).
 
@@ -104,7 +105,10 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     (3,)
     """
 
-    _parameter_constraints = {**BaseMembershipAttack._parameter_constraints, **ROBUSTNESS_CONSTRAINTS}
+    _parameter_constraints = {
+        **BaseMembershipAttack._parameter_constraints,
+        **ROBUSTNESS_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -155,8 +159,9 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
         return self.public_scores_
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
-        correct, kept = robustness_counts(self.target_.predict_indices, self.noise_, X, y,
-                                          max_batch_rows=self.max_batch_rows)
+        correct, kept = robustness_counts(
+            self.target_.predict_indices, self.noise_, X, y, max_batch_rows=self.max_batch_rows
+        )
         return np.where(correct, kept, 0) / self.n_noise
 
 
@@ -333,8 +338,13 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
         self.queries_per_record_ = self.n_noise + 1
         self.n_shadow_queries_ = 0
         self.population_ = self._fit_population(
-            X, y, estimator=self.shadow_estimator, name="shadow_estimator",
-            n_models=self.n_shadow, statistic="loss", pkeep=0.5,
+            X,
+            y,
+            estimator=self.shadow_estimator,
+            name="shadow_estimator",
+            n_models=self.n_shadow,
+            statistic="loss",
+            pkeep=0.5,
         )
         self.in_masks_ = self.population_.in_masks_
         self.shadow_statistics_ = self._reference_statistics(X, y)
@@ -342,8 +352,9 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
         self._set_moments(self.shadow_statistics_)
 
     def _robustness(self, predict: Any, X: Any, truth: np.ndarray) -> np.ndarray:
-        correct, kept = robustness_counts(predict, self.noise_, X, truth,
-                                          max_batch_rows=self.max_batch_rows)
+        correct, kept = robustness_counts(
+            predict, self.noise_, X, truth, max_batch_rows=self.max_batch_rows
+        )
         return empirical_logit(correct, kept, self.n_noise)
 
     def _reference_statistics(self, X: Any, y: np.ndarray) -> np.ndarray:
