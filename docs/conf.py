@@ -119,8 +119,13 @@ def _has_german_credit() -> bool:
     return True
 
 
+# The data home of the tests and benchmarks: ../shared/data beside the checkout when it is
+# there and nothing else is set (CI has it), so the examples that need data run too.
+_SHARED_DATA = ROOT.parent / "shared" / "data"
+if "TABMIA_DATA" not in os.environ and _SHARED_DATA.is_dir():
+    os.environ["TABMIA_DATA"] = str(_SHARED_DATA)
 # Every example runs, except one whose data set is not in the data home here (a fresh
-# clone in CI): it is shown with its code, without output.
+# clone without ../shared): it is shown with its code, without output.
 _skip = [] if _has_german_credit() else ["audit_german_credit"]
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
