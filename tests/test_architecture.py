@@ -44,9 +44,6 @@ LAYERS: list[tuple[str, list[str]]] = [
 LAZY_LOOPS: dict[tuple[str, str], str] = {
     ("tabmia.attacks.base", "tabmia.attacks"):
         "label_only_attacks() lists the package's exported attacks when an error names them",
-    ("tabmia.dp.result", "tabmia.dp.claims"):
-        "OneRunAuditResult.claim_check judges the claim with the guess rules of the audit "
-        "that built the result (tabmia.dp.guesses builds results)",
 }
 
 

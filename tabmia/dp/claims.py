@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tabmia.claims import ClaimCheck, check_claimed_epsilon
+from tabmia.dp._rules import guess_rules
 from tabmia.dp.bounds import one_run_p_value
-from tabmia.dp.guesses import guess_rules
 
 __all__ = ["canaries_to_refute", "guesses_to_refute", "one_run_claim_check"]
 
