@@ -142,13 +142,9 @@ def _adam_step(p: Any, g: Any, m: Any, v: Any, neg_step: Any, inv_bc2_sqrt: Any)
     ``neg_step = -lr / bc1`` and ``inv_bc2_sqrt = 1 / sqrt(bc2)`` broadcast over each
     model's slice.
     """
-    import torch
-
     m.lerp_(g, 1.0 - _BETA1)
     v.mul_(_BETA2).addcmul_(g, g, value=1.0 - _BETA2)
-    denom = v.sqrt().mul_(inv_bc2_sqrt).add_(_EPS)
-    torch.div(m, denom, out=denom)
-    p.addcmul_(denom, neg_step)
+    _apply_moments(p, m, v, neg_step, inv_bc2_sqrt)
 
 
 def _masked_adam_step(
@@ -169,10 +165,16 @@ def _masked_adam_step(
     exactly as they were. A model that steps gets the same float32 arithmetic as in
     :func:`_adam_step` (``lerp`` with a weight, ``v * b2 + ((1 - b2) g) g``).
     """
-    import torch
-
     m.lerp_(g, lerp_w)
     v.mul_(beta2).addcmul_(g.mul(one_minus_beta2), g)
+    _apply_moments(p, m, v, neg_step, inv_bc2_sqrt)
+
+
+def _apply_moments(p: Any, m: Any, v: Any, neg_step: Any, inv_bc2_sqrt: Any) -> None:
+    """``p <- p + neg_step * m / (sqrt(v) * inv_bc2_sqrt + eps)``, in place: the update
+    both eager steps end with, once their moments are updated."""
+    import torch
+
     denom = v.sqrt().mul_(inv_bc2_sqrt).add_(_EPS)
     torch.div(m, denom, out=denom)
     p.addcmul_(denom, neg_step)
