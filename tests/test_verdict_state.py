@@ -106,7 +106,10 @@ def test_cli_accept_warning_returns_the_decision_to_the_limits(files, tmp_path, 
            "auc_below_chance" in lines
     assert payload["config"]["accept_warnings"] == ["fit_gap", "auc_below_chance"]
     state = payload["state"]
-    assert state["state"] != CANNOT_TELL and state["accepted_warnings"] == gate["accepted_warnings"]
+    # no longer blocked by the findings (here every loss attack is tie-blind instead, which
+    # is a cannot-tell of its own)
+    assert state["cause"] != "the inputs contradict themselves"
+    assert state["accepted_warnings"] == gate["accepted_warnings"]
     assert all(f["accepted"] and not f["blocks"] for f in state["findings"])
     assert "<div class='finding accepted'><b>fit_gap</b> (accepted by the user" in \
         (out / "report.html").read_text()
@@ -145,7 +148,9 @@ def test_api_contradicting_inputs_cannot_tell(files):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PlausibilityWarning)
         honest = audit_model(model, X_tr, y_tr, X_pop, y_pop, {"loss": LossAttack(fpr=0.05)})
-    assert honest.findings == () and verdict_state(honest).state in (SHOWN, NOT_SHOWN)
+    # no finding blocks (a forest's loss ties at 5% FPR: that cannot-tell is the ties')
+    assert honest.findings == () and verdict_state(honest).blocking == ()
+    assert verdict_state(honest).cause != "the inputs contradict themselves"
     gate = evaluate_gate(honest, GATE)
     assert gate.blocked_by == () and gate.outcome == gate.limits_outcome
 
@@ -198,6 +203,10 @@ def test_tied_scores_keep_a_tpr_limit_open(tied_forest):
     lines = verdict_lines(result)
     assert any(line.startswith("Flags nobody because its scores tie: loss (aimed at 5% FPR")
                for line in lines)
+    # every attack blind at its FPR: the audit cannot tell, it does not read "not shown"
+    assert verdict_state(result).state == "cannot tell"
+    assert lines[0].startswith("Cannot tell at 5% FPR for ")
+    assert "every attack's scores tie where its threshold falls" in lines[0]
 
 
 def test_tied_scores_cli_and_assert(tied_forest, tmp_path, capsys):
@@ -243,7 +252,8 @@ def test_honest_embedded_audit_raises_nothing_and_keeps_its_verdict(tmp_path, ca
     code = main(["audit", "--attacks", "loss,entropy", "--quiet", "--out", str(out),
                  "--fail-above", "auc=0.99"])
     payload = json.loads((out / "results.json").read_text())
-    assert payload["state"]["findings"] == [] and payload["state"]["state"] != CANNOT_TELL
+    assert payload["state"]["findings"] == []
+    assert payload["state"]["cause"] != "the inputs contradict themselves"
     assert code == 0 and payload["gate"]["blocked_by"] == []
     assert payload["verdict"][0].lower().startswith(payload["state"]["state"].split()[0])
     capsys.readouterr()

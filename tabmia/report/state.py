@@ -23,7 +23,9 @@ them decides on its own. It decides from:
 The states:
 
 - ``"cannot tell"``: an unaccepted contradiction, or every attack flags more
-  non-members than the FPR it aimed at allows (no threshold kept its promise);
+  non-members than the FPR it aimed at allows (no threshold kept its promise), or every
+  attack flags nobody because its scores tie where its threshold falls (it could not
+  have flagged anyone at that FPR);
 - ``"risk shown"``: the strongest attack (:data:`STRONGEST_RULE`) flags training records
   more often than non-members beyond chance (its TPR's 95% lower bound above its FPR's
   upper bound);
@@ -57,6 +59,8 @@ __all__ = [
 ]
 
 SHOWN, NOT_SHOWN, CANNOT_TELL = "risk shown", "risk not shown", "cannot tell"
+#: The cause of "cannot tell" when every attack is blind at its FPR (its scores tie there).
+ALL_TIED = "every attack's scores tie where its threshold falls"
 
 #: The plausibility findings that make an audit "cannot tell", and what to fix for each.
 CONTRADICTIONS = {
@@ -366,6 +370,9 @@ def verdict_state(
         strongest is not None and best["promise"] != "broken" and best["tpr_low"] > best["fpr_high"]
     )
     state, cause = (SHOWN, "") if shown else (NOT_SHOWN, "")
+    if not shown and blind and set(blind) == set(summary.index):
+        # no attack could flag anyone at its FPR: "not shown" would read as "no leak"
+        state, cause = CANNOT_TELL, ALL_TIED
     if all_broken:
         state, cause = CANNOT_TELL, "no attack's threshold kept the FPR it aimed at"
     if blocking:

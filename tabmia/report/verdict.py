@@ -21,6 +21,7 @@ from tabmia.metrics import (
     ppv_resolved,
 )
 from tabmia.report.state import (  # their import path before tabmia.report.state
+    ALL_TIED,
     STRONGEST_RULE,
     VerdictState,
     own_threshold_summary,
@@ -309,6 +310,13 @@ def _risk_statement(
     sure = " (95% Clopper-Pearson intervals)"
     at = f" at {_pct(best['fpr_target'])} FPR" if best["promise"] != "none" else ""
     more = _not_covered(state)
+    if state.cause == ALL_TIED:
+        return (
+            f"Cannot tell{at} for {attacker}: every attack's scores tie where its threshold "
+            f"falls, so none could flag a single training record at the FPR it aimed at "
+            f"(the ties are listed below); an attack whose scores separate the records "
+            f"(LiRA, RMIA) or a larger FPR can tell.{more}"
+        )
     if best["promise"] == "broken" and state.strongest is not None:
         return (
             f"Cannot tell (risk not measured reliably){at} for {attacker}: every attack "
