@@ -48,3 +48,48 @@ def test_sparse_hashes_ignore_storage_and_leave_the_input_alone():
     assert np.array_equal(h, row_hashes(sp.csc_matrix(dense)))
     assert np.array_equal(messy.data, before[0]) and np.array_equal(messy.indices, before[1])
     assert np.array_equal(fold_hashes(messy, [0, 0, 0]), fold_hashes(sp.csr_matrix(dense), [0, 0, 0]))
+
+
+def test_hashes_reused_computes_each_labelled_table_once(monkeypatch):
+    import tabmia._records as records
+
+    calls = []
+    real = records.row_hashes
+    monkeypatch.setattr(records, "row_hashes", lambda X: calls.append(1) or real(X))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = rng.integers(0, 2, 50)
+    plain = records.record_hashes(X, y)
+    with records.hashes_reused():
+        first = records.record_hashes(X, y)
+        again = records.record_hashes(X, y.copy())  # equal labels, another array
+        assert np.array_equal(first, plain) and np.array_equal(again, plain)
+        again[:] = 0  # callers get copies: the memo keeps its own
+        other = records.record_hashes(X, 1 - y)
+        assert np.array_equal(records.record_hashes(X, y), plain)
+    assert not np.array_equal(other, plain)
+    assert len(calls) == 1 + 2  # outside the block, then once per labelling inside
+    records.record_hashes(X, y)  # the memo ended with the block
+    assert len(calls) == 4
+
+
+def test_decision_function_hashes_the_candidates_once(monkeypatch):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    import tabmia._records as records
+    from tabmia.attacks import LiRAAttack
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 4))
+    y = (X[:, 0] + rng.normal(size=600) > 0).astype(int)
+    target = HistGradientBoostingClassifier(max_iter=10).fit(X[:200], y[:200])
+    attack = LiRAAttack(
+        target, shadow_estimator=HistGradientBoostingClassifier(max_iter=10), n_shadow=4,
+        random_state=0,
+    ).fit(X[200:400], y[200:400])
+    seen = []
+    real = records.row_hashes
+    monkeypatch.setattr(records, "row_hashes", lambda X: seen.append(len(X)) or real(X))
+    attack.decision_function(X[400:], y[400:])
+    # the pool look-up and the duplicate-of-public check share one pass over the candidates
+    assert seen == [200]

@@ -46,6 +46,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from tabmia._estimators import clone_recipe, recipe_of
 from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory
+from tabmia._rows import n_rows
 from tabmia.attacks._tags import membership_tags
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.shadow._design import draw_record_in_masks
@@ -297,7 +298,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
         y_raw = self.target_.classes_[y]
         # half the budget: the other half holds this process's chunk (_moments_while)
         budget = resolve_max_memory(self.max_memory) // 2
-        return self.population_.statistics(X, y_raw, max_memory=budget).astype(np.float64)
+        return self.population_.statistics(X, y_raw, max_memory=budget, dtype=np.float64)
 
     def _outside_out_masks(self, X: Any, y: np.ndarray) -> np.ndarray:
         """Which models score each record outside the pool, shape ``(n_models, n)``.
@@ -388,18 +389,34 @@ class ReferenceModelAttack(BaseMembershipAttack):
         result
             What ``during()`` returned (None without it).
         """
-        keys = record_keys(X, y)
-        pos = self._pool.positions(keys)
-        found = pos >= 0
-        if need_out:
-            found &= self._moments["c_out"][np.maximum(pos, 0)] > 0
-        n = pos.size
-        mom = {k: np.empty(n, dtype=v.dtype) for k, v in self._moments.items()}
-        for k, v in self._moments.items():
-            mom[k][found] = v[pos[found]]
-        miss = np.flatnonzero(~found)
-        if "c_in" in mom:
-            mom["c_in"][miss], mom["mu_in"][miss], mom["ssd_in"][miss] = 0, np.nan, 0.0
+        n = n_rows(X)
+        # the target's query starts first: the records' hashing and OUT masks below run
+        # beside it, then the models' scoring on the jobs
+        with _Alongside(during, self._parallel_scoring(n)) as side:
+            keys = record_keys(X, y)
+            pos = self._pool.positions(keys)
+            found = pos >= 0
+            if need_out:
+                found &= self._moments["c_out"][np.maximum(pos, 0)] > 0
+            mom = {k: np.empty(n, dtype=v.dtype) for k, v in self._moments.items()}
+            for k, v in self._moments.items():
+                mom[k][found] = v[pos[found]]
+            miss = np.flatnonzero(~found)
+            if "c_in" in mom:
+                mom["c_in"][miss], mom["mu_in"][miss], mom["ssd_in"][miss] = 0, np.nan, 0.0
+            self._score_outside(X, y, keys, miss, mom)
+        return mom, found, side.result
+
+    def _score_outside(
+        self,
+        X: Any,
+        y: np.ndarray,
+        keys: np.ndarray,
+        miss: np.ndarray,
+        mom: dict[str, np.ndarray],
+    ) -> None:
+        """The OUT moments of the records ``miss`` (not from the pool), written into
+        ``mom``: the models score them in chunks whose size follows ``max_memory``."""
         budget = resolve_max_memory(self.max_memory)
         n_models = self.in_masks_.shape[0]
         # per record in this process: its copy, the models' float32 and float64 scores
@@ -408,13 +425,12 @@ class ReferenceModelAttack(BaseMembershipAttack):
         # whole batches of the models' own, so that chunking leaves their inputs as
         # they were (results of BLAS-based models depend on the batch)
         batch = _chunk_rows(len(self.target_.classes_))
-        with _Alongside(during, self._parallel_scoring(miss.size)) as side:
-            for sl in chunk_bounds(miss.size, row_bytes, budget // 2, multiple=batch):
-                rows = miss[sl]  # a loop over chunks of records
-                stats = self._reference_statistics(take_rows(X, rows), y[rows])
-                c, mu, ssd = masked_moments(stats, self._outside_masks_of(keys[rows]))
-                mom["c_out"][rows], mom["mu_out"][rows], mom["ssd_out"][rows] = c, mu, ssd
-        return mom, found, side.result
+        for sl in chunk_bounds(miss.size, row_bytes, budget // 2, multiple=batch):
+            rows = miss[sl]  # a loop over chunks of records
+            out_masks = self._outside_masks_of(keys[rows])
+            stats = self._reference_statistics(take_rows(X, rows), y[rows])
+            c, mu, ssd = masked_moments(stats, out_masks)
+            mom["c_out"][rows], mom["mu_out"][rows], mom["ssd_out"][rows] = c, mu, ssd
 
     def _parallel_scoring(self, n: int) -> bool:
         """Whether the models score ``n`` records on more than one job."""

@@ -68,8 +68,9 @@ def score_models(
     *,
     plan: JobPlan,
     max_memory: int,
+    dtype: Any = np.float32,
 ) -> np.ndarray:
-    """Every model's statistic on every record, ``(n_models, n)`` float32.
+    """Every model's statistic on every record, ``(n_models, n)``.
 
     Parameters
     ----------
@@ -86,13 +87,16 @@ def score_models(
         on GPUs is scored in this process, on the device each model holds.
     max_memory : int
         Bytes the chunks scored at once may hold.
+    dtype : numpy dtype, default=np.float32
+        Of the result. The models' float32 scores are cast block by block as they
+        arrive (a float64 result holds them exactly, without a serial pass at the end).
 
     Returns
     -------
-    ndarray of float32 of shape (n_models, n)
+    ndarray of shape (n_models, n)
     """
     n = n_rows(X)
-    out = np.empty((len(models), n), dtype=np.float32)
+    out = np.empty((len(models), n), dtype=dtype)
     if n == 0 or not models:
         return out
     jobs = 1 if plan.gpus else max(1, int(plan.n_jobs))

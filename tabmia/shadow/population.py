@@ -468,7 +468,9 @@ class ShadowPopulation(BaseEstimator):
             )
         return self.models_
 
-    def statistics(self, X: Any, y: Any, *, max_memory: Any = None) -> np.ndarray:
+    def statistics(
+        self, X: Any, y: Any, *, max_memory: Any = None, dtype: Any = np.float32
+    ) -> np.ndarray:
         """Score of every kept model on new labelled records.
 
         The records are scored in chunks, in parallel on the population's ``n_jobs``
@@ -485,10 +487,12 @@ class ShadowPopulation(BaseEstimator):
         max_memory : int or str, default=None
             Memory the chunks scored at once may hold (:func:`tabmia._memory.parse_memory`:
             bytes, ``"8GB"``, ``"25%"``); None: half of this machine's memory.
+        dtype : numpy dtype, default=np.float32
+            Of the result; the scores are float32 values, held exactly by float64.
 
         Returns
         -------
-        ndarray of float32 of shape (n_models, n)
+        ndarray of shape (n_models, n)
         """
         models = self._check_models()
         n = n_rows(X)
@@ -505,6 +509,7 @@ class ShadowPopulation(BaseEstimator):
             self.statistic,
             plan=plan,
             max_memory=resolve_max_memory(max_memory),
+            dtype=dtype,
         )
 
     def proba(self, X: Any) -> np.ndarray:
