@@ -11,6 +11,7 @@ import sys
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
@@ -207,3 +208,30 @@ def test_import_tabmia_backends_stays_light():
     code = ("import sys, tabmia.backends; "
             "assert not {'torch', 'catboost', 'xgboost', 'lightgbm'} & set(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_release_fit_state_keeps_the_model_and_drops_the_training_state():
+    catboost = pytest.importorskip("catboost")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from tabmia.backends import release_fit_state
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=300), "c": rng.choice(list("xyz"), 300)})
+    y = (X["a"] + (X["c"] == "x") > 0.5).astype(int)
+    model = catboost.CatBoostClassifier(iterations=20, verbose=False, cat_features=["c"])
+    model.fit(X, y)
+    light = release_fit_state(model)
+    assert light is not model and light.is_fitted()
+    assert np.array_equal(light.predict_proba(X), model.predict_proba(X))
+    unfitted = catboost.CatBoostClassifier(iterations=20)
+    assert release_fit_state(unfitted) is unfitted
+    linear = LogisticRegression().fit(X[["a"]], y)
+    assert release_fit_state(linear) is linear
+    pipe = make_pipeline(StandardScaler(), catboost.CatBoostClassifier(iterations=20, verbose=False))
+    pipe.fit(X[["a"]], y)
+    last = pipe.steps[-1][1]
+    assert release_fit_state(pipe) is pipe and pipe.steps[-1][1] is not last
+    assert np.array_equal(pipe.predict_proba(X[["a"]]), last.predict_proba(StandardScaler().fit_transform(X[["a"]])))

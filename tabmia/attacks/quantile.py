@@ -28,7 +28,7 @@ from tabmia.attacks.base import (
     DefaultStatistic,
     statistic_from_legacy,
 )
-from tabmia.backends import BACKENDS
+from tabmia.backends import BACKENDS, release_fit_state
 from tabmia.scores import SCORE_NAMES
 from tabmia.shadow._schedule import gpu_slot
 from tabmia.target import n_rows, take_rows
@@ -415,7 +415,7 @@ class QuantileAttack(BaseMembershipAttack):
 
         pool = Pool(data, s, cat_features=cat_idx or None)
         with gpu_slot(self.gpus_) as gpu:  # one CatBoost fit per GPU at a time
-            return self._make_regressor(params, seed, gpu).fit(pool)
+            return release_fit_state(self._make_regressor(params, seed, gpu).fit(pool))
 
     def _raw_predict(self, model: Any, data: Any, cat_idx: list[int]) -> np.ndarray:
         from catboost import Pool

@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_limits
 
 from tabmia._estimators import clone_unfitted
 from tabmia._seeding import seed_estimator
-from tabmia.backends import set_device, set_threads
+from tabmia.backends import release_fit_state, set_device, set_threads
 from tabmia.shadow._schedule import gpu_slot, torch_threads
 from tabmia.target import (
     ModelOutputs,
@@ -119,7 +119,7 @@ def _train_one(
         with threadpool_limits(limits=1):
             model.fit(take_rows(X, rows), y[rows])
             row = _statistic_row(model, X, y_idx, classes, statistic)
-    return [(k, row, model if keep_model else None)]
+    return [(k, row, release_fit_state(model) if keep_model else None)]
 
 
 def _train_mlp_group(
