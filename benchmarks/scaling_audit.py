@@ -13,8 +13,9 @@ csv`` for CSV); then, in this process,
 
 runs with the default ``--n-jobs`` (every core). Phases are marked by wrapping each
 attack's ``fit`` and ``decision_function``; the memory of this process and of its joblib
-worker processes (resident set sizes added up, so shared library pages count once per
-process: an upper bound) is sampled every 0.2 s and its maximum kept per phase.
+worker processes (proportional set sizes added up: a page shared by k processes counts
+1/k in each, so shared libraries and the records joblib memory-maps into its workers
+count once) is sampled every 0.2 s and its maximum kept per phase.
 
 Part 2 -- jobs. ``tabmia audit --dataset adult --model mlp --attacks lira --device cpu``
 with ``--n-jobs 1`` and ``--n-jobs 2``: the shadow phase (LiRA's ``fit``: 16 MLP shadows
@@ -127,8 +128,18 @@ class PhaseRecorder:
                 for k, v in self.phases.items()}
 
 
+def _held(proc: Any) -> int:
+    """Memory a process holds: its proportional set size (a page shared by k processes
+    -- libraries, the memory-mapped records joblib hands its workers -- counts 1/k in
+    each), its resident set where the system cannot tell."""
+    try:
+        return int(proc.memory_full_info().pss)
+    except (AttributeError, OSError):
+        return int(proc.memory_info().rss)
+
+
 def memory_mb() -> float:
-    """Resident memory of this process plus its (joblib worker) children, in MB."""
+    """Memory held by this process plus its (joblib worker) children, in MB (PSS)."""
     try:
         import psutil
     except ImportError:  # this process only
@@ -136,10 +147,10 @@ def memory_mb() -> float:
 
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     me = psutil.Process()
-    total = me.memory_info().rss
+    total = _held(me)
     for child in me.children(recursive=True):
         try:
-            total += child.memory_info().rss
+            total += _held(child)
         except psutil.Error:  # a worker that just exited
             pass
     return total / 2**20
@@ -396,9 +407,9 @@ def _markdown(p: dict[str, Any]) -> str:
         f"written as {p.get('format', 'csv')}. "
         f"`tabmia audit --model-file ... --recipe catboost --attacks {p.get('attacks', 'loss,lira,rmia')} "
         f"--n-shadow {p['n_shadow']}` with the default `--n-jobs`, in one process. Peak "
-        "memory: resident set of this process plus its joblib workers, summed (shared "
-        "library pages counted once per process, and what the setup left in this "
-        "process counted too: an upper bound). The setup phases make the data and the "
+        "memory: proportional set size of this process plus its joblib workers, summed "
+        "(pages shared between them counted once; what the setup left in this process "
+        "counted too). The setup phases make the data and the "
         "target; they are not part of `tabmia audit` and left out of its total, peak and "
         "growth.",
         "",
@@ -431,7 +442,7 @@ def _markdown(p: dict[str, Any]) -> str:
         largest = sizes[-1]
         lines += ["", f"Peak memory at {largest['records']:,} records: "
                   f"{largest['peak_mb']:,.0f} MB ("
-                  + ("under" if largest["peak_mb"] < 4096 else "over") + " 4 GB)."]
+                  + ("under" if largest["peak_mb"] < 8192 else "over") + " 8 GB)."]
         lines += ["", "Load average before / after each size: " + "; ".join(
             f"{r['records']:,}: {r['load_before'][0]:.1f} / {r['load_after'][0]:.1f}"
             for r in sizes) + f" on {p['cores']} cores."]
@@ -492,6 +503,20 @@ def _keep_skipped_part(payload: dict[str, Any]) -> None:
             payload.setdefault("kept_from_earlier_run", []).append(keys[0])
 
 
+def _merged_sizes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` and the sizes of the results file already written that they do not
+    measure again, smallest first."""
+    import json
+
+    from benchmarks._common import results_dir
+
+    path = results_dir() / "scaling_audit.json"
+    earlier = json.loads(path.read_text()).get("sizes", []) if path.exists() else []
+    done = {r["records"] for r in rows}
+    kept = [dict(r, kept_from_earlier_run=True) for r in earlier if r["records"] not in done]
+    return sorted(kept + rows, key=lambda r: r["records"])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -501,6 +526,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", type=int, default=None, metavar="N",
                         help="also profile one audit of N records (cProfile)")
     parser.add_argument("--skip-sizes", action="store_true")
+    parser.add_argument("--merge-sizes", action="store_true",
+                        help="keep the sizes of the results file already there that this run "
+                             "does not measure (one long size run on its own, then merged)")
     parser.add_argument("--skip-jobs", action="store_true")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 2,000 and 10,000 records, 4 shadows, Adult cut to 2,000")
@@ -524,6 +552,8 @@ def main(argv: list[str] | None = None) -> None:
                 folder.mkdir()
                 payload["sizes"].append(size_case(n, args.n_shadow, folder, print,
                                                   fmt=args.format, attacks=args.attacks))
+            if args.merge_sizes:
+                payload["sizes"] = _merged_sizes(payload["sizes"])
             payload["growth"] = growth(payload["sizes"])
         if args.profile:
             print(f"profile {args.profile:,} ...", flush=True)
