@@ -397,6 +397,64 @@ def jobs_case(max_records: int | None, folder: Path, log: Callable[[str], None]
     return startup, rows
 
 
+# ----------------------------------------------------------------- part 4
+def _scores_table(out: Path) -> pd.DataFrame:
+    return pd.read_csv(out / "scores.csv.gz")
+
+
+def cluster_case(n: int, n_shadow: int, folder: Path, log: Callable[[str], None]
+                 ) -> list[dict[str, Any]]:
+    """The LiRA part of the audit of ``n`` records here and on a ``LocalCluster`` of 1 and
+    2 single-threaded worker processes (``--cluster tcp://...``): time per phase, and the
+    scores compared with the local run's."""
+    import joblib
+    from distributed import LocalCluster
+
+    from tabmia.recipes import make_model
+
+    train, population = write_inputs(n, folder, "parquet")
+    members = pd.read_parquet(train)
+    X_train = members.drop(columns="default")
+    joblib.dump(make_model("catboost", X_train).fit(X_train, members["default"]),
+                folder / "target.joblib")
+    del members, X_train
+    rows: list[dict[str, Any]] = []
+    local: pd.DataFrame | None = None
+    for workers in (None, 1, 2):
+        where = "here" if workers is None else f"cluster-{workers}"
+        argv = audit_argv(folder, train, population, "lira", n_shadow)
+        argv[argv.index("--out") + 1] = str(folder / where)
+        argv += ["--n-jobs", "2"]
+        load_before = os.getloadavg()
+        seen: dict[str, Any] = {}
+        with contextlib.ExitStack() as stack:
+            if workers is not None:
+                cluster = stack.enter_context(LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True,
+                    host="127.0.0.1", dashboard_address=None))
+                argv += ["--cluster", cluster.scheduler_address]
+            with PhaseRecorder() as rec:
+                code, err = run_cli(argv, rec, seen)
+        if code != 0:
+            raise SystemExit(f"tabmia audit on {where} failed:\n{err}")
+        scores = _scores_table(folder / where)
+        if local is None:
+            local = scores
+        phases = rec.table()
+        row = {"where": "this machine, joblib processes" if workers is None
+               else f"LocalCluster, {workers} worker{'s' if workers > 1 else ''}",
+               "workers": workers, "records": n, "n_shadow": n_shadow,
+               "shadow_fit_s": phases["lira: fit"]["seconds"],
+               "candidate_scoring_s": phases["lira: score"]["seconds"],
+               "total_s": sum(v["seconds"] for v in phases.values()),
+               "identical_scores": bool(scores.equals(local)),
+               "load_before": load_before, "load_after": os.getloadavg()}
+        log(f"  {row['where']}: shadows {row['shadow_fit_s']:.1f} s, scoring "
+            f"{row['candidate_scoring_s']:.1f} s, identical {row['identical_scores']}")
+        rows.append(row)
+    return rows
+
+
 # ----------------------------------------------------------------- report
 def _markdown(p: dict[str, Any]) -> str:
     lines = [
@@ -479,6 +537,26 @@ def _markdown(p: dict[str, Any]) -> str:
                   "|---|---:|---:|"]
         lines += [f"| `{r['function']}` | {r['calls']:,} | {r['cumulative_s']:.1f} |"
                   for r in prof["by_cumulative_time"]]
+    cluster = p.get("cluster")
+    if cluster:
+        c0 = cluster[0]
+        lines += ["", f"## The LiRA part of a {c0['records']:,}-record audit on a dask cluster",
+                  "", f"`tabmia audit ... --attacks lira --n-shadow {c0['n_shadow']} --n-jobs 2` "
+                  "(catboost recipe, the records above) here with joblib's processes, then "
+                  "with `--cluster tcp://...` on a `dask.distributed.LocalCluster` of 1 and 2 "
+                  "single-threaded worker processes started for the run (start-up not timed). "
+                  "With one worker the two jobs run in turn. Scores compared with the local "
+                  "run's `scores.csv.gz`, value for value.", "",
+                  "| where | shadows trained (LiRA fit) s | candidates scored (LiRA score) s "
+                  "| whole audit s | scores identical to the local run | load before / after |",
+                  "|---|---:|---:|---:|---|---|"]
+        lines += [f"| {r['where']} | {r['shadow_fit_s']:.1f} | {r['candidate_scoring_s']:.1f} | "
+                  f"{r['total_s']:.0f} | {'yes' if r['identical_scores'] else 'NO'} | "
+                  f"{r['load_before'][0]:.1f} / {r['load_after'][0]:.1f} |" for r in cluster]
+    kept = [f"{r['records']:,}" for r in sizes if r.get("kept_from_earlier_run")]
+    if kept:
+        lines += ["", "Sizes kept from an earlier run of this script (`--merge-sizes`): "
+                  + ", ".join(kept) + " records (each with its own load averages)."]
     if p.get("kept_from_earlier_run"):
         lines += ["", "Parts kept from an earlier run of this script (`--skip-...`): "
                   + ", ".join(p["kept_from_earlier_run"]) + "."]
@@ -497,7 +575,7 @@ def _keep_skipped_part(payload: dict[str, Any]) -> None:
         return
     before = json.loads(path.read_text())
     for keys in (("sizes", "growth", "n_shadow", "format", "attacks"), ("jobs", "worker_startup_s"),
-                 ("profile",)):
+                 ("profile",), ("cluster",)):
         if keys[0] not in payload and keys[0] in before:
             payload.update({k: before[k] for k in keys if k in before})
             payload.setdefault("kept_from_earlier_run", []).append(keys[0])
@@ -525,6 +603,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--attacks", default="loss,lira,rmia,quantile")
     parser.add_argument("--profile", type=int, default=None, metavar="N",
                         help="also profile one audit of N records (cProfile)")
+    parser.add_argument("--cluster", type=int, default=None, metavar="N",
+                        help="also run the LiRA part of an audit of N records on a dask "
+                             "LocalCluster of 1 and 2 workers")
     parser.add_argument("--skip-sizes", action="store_true")
     parser.add_argument("--merge-sizes", action="store_true",
                         help="keep the sizes of the results file already there that this run "
@@ -561,6 +642,11 @@ def main(argv: list[str] | None = None) -> None:
             folder.mkdir()
             payload["profile"] = profile_case(args.profile, args.n_shadow, folder, print,
                                               fmt=args.format, attacks=args.attacks)
+        if args.cluster:
+            print(f"cluster {args.cluster:,} ...", flush=True)
+            folder = Path(tmp) / f"cluster-{args.cluster}"
+            folder.mkdir()
+            payload["cluster"] = cluster_case(args.cluster, 8, folder, print)
         if not args.skip_jobs:
             print("Adult, mlp, lira: --n-jobs 1 vs 2 ...", flush=True)
             payload["worker_startup_s"], payload["jobs"] = jobs_case(
