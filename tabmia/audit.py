@@ -160,7 +160,10 @@ def audit_model(
         member=member,
         columns={
             "record": np.r_[members, nonmembers],
-            "source": np.where(member, "train", "population"),
+            # a category, not ten million strings copied into every attack's frame
+            "source": pd.Categorical.from_codes(
+                (~member).astype(np.int8), categories=["train", "population"]
+            ),
         },
         train_size=n_rows(X_train),
         target=target,
@@ -169,7 +172,9 @@ def audit_model(
         attacks, fprs=fprs, gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback
     )
     # -- plausibility of the results: an AUC below chance (tabmia.plausibility) -------
-    after = check_attack_scores(pd.concat(frames, ignore_index=True))
+    scores = pd.concat(frames, ignore_index=True)
+    del frames
+    after = check_attack_scores(scores)
     for finding in after:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
@@ -184,7 +189,7 @@ def audit_model(
         ]
     )
     return ExperimentResult(
-        scores=pd.concat(frames, ignore_index=True),
+        scores=scores,
         metrics=pd.DataFrame(rows),
         targets=[target],
         splits=[split],

@@ -115,24 +115,65 @@ def test_attack_metrics_reports_na_below_resolution():
 
 
 def test_bootstrap_auc_uses_the_resampled_records_auc():
-    """The multiplicity form of a resample's AUC equals sklearn's on the resampled arrays."""
+    """A resample's AUC from its multiplicities, in blocks, equals sklearn's on the
+    resampled records."""
     from sklearn.metrics import roc_auc_score
 
     rng = np.random.RandomState(0)
-    pos = np.round(rng.normal(0.4, 1, 300), 1)  # rounded: ties between and within groups
-    neg = np.round(rng.normal(0.0, 1, 500), 1)
-    order = np.argsort(neg, kind="stable")
-    below = np.searchsorted(neg[order], pos, side="left")
-    at_most = np.searchsorted(neg[order], pos, side="right")
+    pos = np.sort(np.round(rng.normal(0.4, 1, 300), 1))  # rounded: ties between and within
+    neg = np.sort(np.round(rng.normal(0.0, 1, 500), 1))
+    below = np.searchsorted(neg, pos, side="left")
+    at_most = np.searchsorted(neg, pos, side="right")
+    label = np.r_[np.ones(300), np.zeros(500)]
     for _ in range(5):
-        ip, ineg = rng.randint(0, 300, 300), rng.randint(0, 500, 500)
-        w_pos = np.bincount(ip, minlength=300)
-        w_neg = np.bincount(ineg, minlength=500)[order]
-        cum = np.r_[0, np.cumsum(w_neg)]
-        expected = roc_auc_score(np.r_[np.ones(300), np.zeros(500)], np.r_[pos[ip], neg[ineg]])
-        assert M._weighted_auc(w_pos, cum, below, at_most) == pytest.approx(expected, abs=1e-12)
+        w_pos = np.bincount(rng.randint(0, 300, 300), minlength=300)
+        w_neg = np.bincount(rng.randint(0, 500, 500), minlength=500)
+        expected = roc_auc_score(label, np.r_[np.repeat(pos, w_pos), np.repeat(neg, w_neg)])
+        cum = np.zeros(501, dtype=np.int64)
+        # uneven blocks on both sides
+        blocks_pos, blocks_neg = np.split(w_pos, [7, 150]), np.split(w_neg, [333])
+        assert M._resample_auc(blocks_pos, blocks_neg, cum, below, at_most) == pytest.approx(
+            expected, abs=1e-12
+        )
         # without ties between the groups, the half-wins drop out
-        moved = np.searchsorted(neg[order], pos + 0.05, side="left")
-        expected = roc_auc_score(np.r_[np.ones(300), np.zeros(500)],
-                                 np.r_[pos[ip] + 0.05, neg[ineg]])
-        assert M._weighted_auc(w_pos, cum, moved, None) == pytest.approx(expected, abs=1e-12)
+        moved = np.searchsorted(neg, pos + 0.05, side="left")
+        expected = roc_auc_score(label, np.r_[np.repeat(pos + 0.05, w_pos), np.repeat(neg, w_neg)])
+        assert M._resample_auc([w_pos], [w_neg], cum, moved, None) == pytest.approx(
+            expected, abs=1e-12
+        )
+
+
+def test_bootstrap_counts_in_blocks_are_one_multinomial_draw(monkeypatch):
+    """Drawn block by block, the multiplicities of n draws from n records keep the
+    distribution of n uniform draws: they add up to n, and each record's count is
+    Binomial(n, 1/n) whichever block it is in (mean 1, variance 1 - 1/n)."""
+    monkeypatch.setattr(M, "_COUNT_BLOCK", 16)
+    n, repeats = 100, 4000  # blocks of 16, the last of 4
+    rng = np.random.RandomState(0)
+    draws = np.stack(
+        [np.concatenate(list(M._draw_counts(rng, n))) for _ in range(repeats)]
+    )
+    assert draws.shape == (repeats, n)
+    assert (draws.sum(axis=1) == n).all()
+    # standard errors over 4,000 draws: 0.016 for a mean, 0.03 for a variance
+    assert np.abs(draws.mean(axis=0).reshape(-1, 4).mean(axis=1) - 1).max() < 0.05
+    assert draws.var(axis=0).mean() == pytest.approx(1 - 1 / n, abs=0.03)
+    last = draws[:, 96:]  # the short block
+    assert last.mean() == pytest.approx(1, abs=0.05)
+    # records of different blocks are negatively correlated, as in a multinomial
+    # (covariance -1/n between any two)
+    cov = np.cov(draws[:, 0], draws[:, 50])[0, 1]
+    assert cov == pytest.approx(-1 / n, abs=0.04)
+
+
+def test_bootstrap_auc_interval_in_many_blocks_covers_the_auc(monkeypatch):
+    """Drawn in blocks of 256 records, the interval covers the AUC with the width the
+    bootstrap standard error gives."""
+    monkeypatch.setattr(M, "_COUNT_BLOCK", 256)
+    rng = np.random.default_rng(2)
+    m = np.r_[np.ones(3000, bool), np.zeros(2000, bool)]
+    s = np.r_[rng.normal(0.3, 1, 3000), rng.normal(0, 1, 2000)]
+    lo, hi = M.bootstrap_auc_interval(m, s, random_state=0)
+    assert lo < M.auc(m, s) < hi
+    # the standard error of an AUC of ~0.58 on 3,000 x 2,000 records is ~0.008
+    assert 0.02 < hi - lo < 0.045
