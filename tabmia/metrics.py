@@ -270,7 +270,12 @@ def advantage(tpr: Any, fpr: Any) -> Any:
 
 def max_advantage(membership: Any, scores: Any) -> float:
     """Largest ``TPR - FPR`` over all thresholds."""
-    fprs, tprs, _ = roc_curve(membership, scores)
+    return _max_advantage_on(roc_curve(membership, scores))
+
+
+def _max_advantage_on(curve: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
+    """Largest ``TPR - FPR`` on a full ROC curve ``(fpr, tpr, thresholds)``."""
+    fprs, tprs, _ = curve
     return float(np.max(tprs - fprs))
 
 
@@ -639,7 +644,7 @@ def attack_metrics(
     )
     out["auc_low"], out["auc_high"] = lo, hi
     curve = skm.roc_curve(m, s, drop_intermediate=False)  # one sort for the rates below
-    out["max_advantage"] = float(np.max(curve[1] - curve[0]))
+    out["max_advantage"] = _max_advantage_on(curve)
     for alpha in fprs:
         key = f"{alpha:g}"
         try:
