@@ -148,6 +148,17 @@ def audit_model(
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
+    # the model's accuracy now, not after the attacks: the population's records are not
+    # needed past the split, and a caller that hands them over frees them here
+    accuracy = pd.DataFrame(
+        [
+            {
+                "repeat": 0,
+                "train_accuracy": _accuracy(target, X_train, y_train),
+                "test_accuracy": _accuracy(target, X_population, y_population),
+            }
+        ]
+    )
     member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
     game = MembershipRound(
         seed=seed,
@@ -168,6 +179,7 @@ def audit_model(
         train_size=n_rows(X_train),
         target=target,
     )
+    del X_population  # the round holds its public records and candidates
     frames, rows, fitted = game.play(
         attacks, fprs=fprs, gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback
     )
@@ -179,15 +191,6 @@ def audit_model(
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
     split = MembershipSplit(train=members, members=members, nonmembers=nonmembers, public=public)
-    accuracy = pd.DataFrame(
-        [
-            {
-                "repeat": 0,
-                "train_accuracy": _accuracy(target, X_train, y_train),
-                "test_accuracy": _accuracy(target, X_population, y_population),
-            }
-        ]
-    )
     return ExperimentResult(
         scores=scores,
         metrics=pd.DataFrame(rows),
