@@ -152,7 +152,7 @@ def test_paper_tuning_reaches_the_tuner_with_the_paper_budget(small_game, monkey
 
     seen = {}
 
-    def fake_tuner(attack, data, s, cat_idx, first, y=None):
+    def fake_tuner(attack, pool, s, first, y=None):
         seen.update(tuning=attack.tuning, trials=n_trials_of(attack.tuning, attack.n_trials),
                     n=s.size, y=y)
         return dict(FAST["params"]), None

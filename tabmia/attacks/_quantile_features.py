@@ -69,7 +69,7 @@ def regressor_input(
             Xs = sp.hstack([Xs, lab], format="csr")
         return Xs, [], layout
     if isinstance(X, pd.DataFrame):
-        frame = X.copy()
+        frame = X.copy(deep=False)  # columns are replaced, never written into
         frame.columns = [str(c) for c in frame.columns]
         if (
             fitted_layout is not None
@@ -80,7 +80,7 @@ def regressor_input(
         cat_cols = [c for c in frame.columns if is_categorical_dtype(frame[c].dtype)]
         for c in frame.columns:
             if c in cat_cols:
-                frame[c] = frame[c].astype(object).where(frame[c].notna(), "__nan__").astype(str)
+                frame[c] = _as_text(frame[c])
             elif pd.api.types.is_bool_dtype(frame[c].dtype):
                 frame[c] = frame[c].astype(np.float64)
         layout = ("frame", tuple(frame.columns), tuple(cat_cols))
@@ -104,6 +104,27 @@ def regressor_input(
             cat_cols = [*cat_cols, LABEL_COLUMN]
     cat_idx = [frame.columns.get_loc(c) for c in cat_cols]
     return frame, cat_idx, layout
+
+
+def _as_text(values: pd.Series) -> pd.Series:
+    """A categorical column as CatBoost's text categories, missing values as ``"__nan__"``.
+
+    Category and string columns convert without a Python object per record (ten million
+    candidates made 30 million of them); the text is that of ``str(value)`` either way.
+    """
+    missing = values.isna()
+    names = (
+        [str(c) for c in values.cat.categories]
+        if isinstance(values.dtype, pd.CategoricalDtype)
+        else []
+    )
+    if names and len(set(names)) == len(names):  # 1 and "1" would merge: by value then
+        text = values.cat.rename_categories(names).astype(str)
+    elif pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+        text = values
+    else:
+        text = values.astype(object).astype(str)
+    return text.where(~missing, "__nan__").astype(str) if missing.any() else text.astype(str)
 
 
 def _check_layout(layout: tuple, fitted_layout: tuple | None) -> None:

@@ -128,9 +128,8 @@ def _holdout(n: int, y: np.ndarray | None, seed: int) -> tuple[np.ndarray, np.nd
 
 def tune_catboost(
     attack: Any,
-    data: Any,
+    pool: Any,
     s: np.ndarray,
-    cat_idx: list[int],
     first: dict[str, Any],
     y: np.ndarray | None = None,
 ) -> tuple[dict[str, Any], Any]:
@@ -141,8 +140,11 @@ def tune_catboost(
     attack : QuantileAttack
         Supplies the seeds, ``tuning``, ``n_trials``, ``mode``, ``alphas_`` and the
         cross-fit.
-    data, s, cat_idx
-        Regressor input, target scores of the public records, categorical columns.
+    pool : catboost.Pool
+        The regressor's input on the public records, with their target scores ``s``
+        (sliced per trial, never copied).
+    s : ndarray
+        The target scores of the public records.
     first : dict
         Trial enqueued first (its keys of the recipe's space), so the search never ends
         worse than it on the loss.
@@ -157,15 +159,13 @@ def tune_catboost(
     """
     from catboost import CatBoostError
 
-    from tabmia.target import take_rows
-
     split_seed, model_seed, sampler_seed = (attack._draw_seed() for _ in range(3))
     paper = attack.tuning == "paper"
     space = PAPER_CODE_SPACE if paper else PAPER_SPACE
     fixed = fixed_params(attack.tuning, attack.mode)
     if paper:
         fit_idx, val_idx = _holdout(s.size, y, split_seed)
-        fit_data, val_data = take_rows(data, fit_idx), take_rows(data, val_idx)
+        fit_pool, val_pool = pool.slice(fit_idx), pool.slice(val_idx)
     # the paper's subsample range starts at 1e-2; on small public sets CatBoost refuses
     # a sample that small, so sample at least ~50 rows of a fold
     fold_rows = s.size * (attack.cv - 1) / attack.cv
@@ -189,13 +189,11 @@ def tune_catboost(
             params.update(fixed)
             try:
                 if paper:
-                    model = attack._fit_regressor(params, model_seed, fit_data, s[fit_idx], cat_idx)
-                    raw = attack._raw_predict(model, val_data, cat_idx)
+                    model = attack._fit_regressor(params, model_seed, fit_pool)
+                    raw = attack._raw_predict(model, val_pool)
                     value = cv_loss(attack.mode, attack.alphas_, s[val_idx], raw)
                 else:
-                    raw, _ = attack._cross_fit(
-                        params, data, s, cat_idx, split_seed, model_seed, False
-                    )
+                    raw, _ = attack._cross_fit(params, pool, s, split_seed, model_seed, False)
                     value = cv_loss(attack.mode, attack.alphas_, s, raw)
             except CatBoostError:  # a setting CatBoost cannot train: a failed trial
                 return float("inf")

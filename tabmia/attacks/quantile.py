@@ -180,7 +180,8 @@ class QuantileAttack(BaseMembershipAttack):
     max_memory : int or str, default=None
         Memory that scoring candidates may hold at once: candidates are scored in
         chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of this machine's
-        memory such as ``"25%"``; None: half of this machine's memory). Results do not
+        memory such as ``"25%"``; None: 256 MiB per core, at
+        least 2 GiB, at most half of this machine's memory). Results do not
         depend on it.
     device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
         Where CatBoost trains, in tabmia's one device vocabulary
@@ -408,32 +409,32 @@ class QuantileAttack(BaseMembershipAttack):
         p.update({k: v for k, v in settings.items() if v is not None})
         return CatBoostRegressor(**p)
 
-    def _fit_regressor(
-        self, params: dict[str, Any], seed: int, data: Any, s: np.ndarray, cat_idx: list[int]
-    ) -> Any:
+    @staticmethod
+    def _pool(data: Any, cat_idx: list[int], s: np.ndarray | None = None) -> Any:
+        """CatBoost's copy of the regressor's input (and its targets ``s``).
+
+        One pool of all the public records is built per fit and sliced per fold (and
+        per Optuna trial): a slice trains and predicts as a pool of the same rows would,
+        bit for bit, without a frame copy of the records per fold.
+        """
         from catboost import Pool
 
-        pool = Pool(data, s, cat_features=cat_idx or None)
+        return Pool(data, s, cat_features=cat_idx or None)
+
+    def _fit_regressor(self, params: dict[str, Any], seed: int, pool: Any) -> Any:
         with gpu_slot(self.gpus_) as gpu:  # one CatBoost fit per GPU at a time
             return release_fit_state(self._make_regressor(params, seed, gpu).fit(pool))
 
-    def _raw_predict(self, model: Any, data: Any, cat_idx: list[int]) -> np.ndarray:
-        from catboost import Pool
-
-        raw = np.asarray(
-            model.predict(
-                Pool(data, cat_features=cat_idx or None), prediction_type="RawFormulaVal"
-            ),
-            dtype=np.float64,
-        )
+    @staticmethod
+    def _raw_predict(model: Any, pool: Any) -> np.ndarray:
+        raw = np.asarray(model.predict(pool, prediction_type="RawFormulaVal"), dtype=np.float64)
         return raw.reshape(raw.shape[0], -1)
 
     def _cross_fit(
         self,
         params: dict[str, Any],
-        data: Any,
+        pool: Any,
         s: np.ndarray,
-        cat_idx: list[int],
         split_seed: int,
         model_seed: int,
         keep: bool,
@@ -443,10 +444,8 @@ class QuantileAttack(BaseMembershipAttack):
         raw: np.ndarray | None = None
         models = []
         for train, held in folds:
-            model = self._fit_regressor(
-                params, model_seed, take_rows(data, train), s[train], cat_idx
-            )
-            pred = self._raw_predict(model, take_rows(data, held), cat_idx)
+            model = self._fit_regressor(params, model_seed, pool.slice(train))
+            pred = self._raw_predict(model, pool.slice(held))
             if raw is None:
                 raw = np.empty((n, pred.shape[1]))
             raw[held] = pred
@@ -482,18 +481,18 @@ class QuantileAttack(BaseMembershipAttack):
             spread = float(np.std(s))
         self.spread_ = float(spread) if spread > 0 else 1.0
 
+        pool = self._pool(data, cat_idx, s)
+        del data  # CatBoost's copy is all the folds and trials read
         self.study_ = None
         if self.params is not None:
             params = dict(self.params)
         elif n_trials_of(self.tuning, self.n_trials) > 0:
-            params, self.study_ = tune_catboost(
-                self, data, s, cat_idx, DEFAULT_CATBOOST_PARAMS, y=y
-            )
+            params, self.study_ = tune_catboost(self, pool, s, DEFAULT_CATBOOST_PARAMS, y=y)
         else:
             params = dict(DEFAULT_CATBOOST_PARAMS)
         self.best_params_ = params
         split_seed, model_seed = self._draw_seed(), self._draw_seed()
-        raw, models = self._cross_fit(params, data, s, cat_idx, split_seed, model_seed, True)
+        raw, models = self._cross_fit(params, pool, s, split_seed, model_seed, True)
         self.estimators_ = models
         if self.mode == "pinball" and self.alphas_.size == 1:
             margin = s - raw[:, 0]
@@ -516,7 +515,7 @@ class QuantileAttack(BaseMembershipAttack):
             sel = np.flatnonzero(fold == k)
             if sel.size == 0:
                 continue
-            pred = self._raw_predict(model, take_rows(data, sel), cat_idx)
+            pred = self._raw_predict(model, self._pool(take_rows(data, sel), cat_idx))
             if raw is None:
                 raw = np.empty((fold.size, pred.shape[1]))
             raw[sel] = pred
