@@ -5,7 +5,8 @@ memory that scoring candidates may hold at once, beyond the records themselves: 
 models' statistics on a chunk of candidates, their masks and moments, and each worker's
 copy of its chunk. It is written as a number of bytes, a size with a unit (``"8GB"``,
 ``"512 MiB"``, ``"1.5g"``) or a share of this machine's memory (``"25%"``); None means
-half of this machine's memory.
+256 MiB per core, at least 2 GiB and at most half of this machine's memory
+(:func:`resolve_max_memory`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from sklearn.utils import gen_batches
 
 from tabmia._rows import n_rows, take_rows
 
-__all__ = ["chunk_bounds", "parse_memory", "record_bytes", "resolve_max_memory", "total_memory"]
+__all__ = [
+    "chunk_bounds",
+    "parse_memory",
+    "record_bytes",
+    "release_freed_memory",
+    "resolve_max_memory",
+    "total_memory",
+]
 
 # decimal and binary units alike, the way people write them ("8GB", "8G", "8GiB")
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -31,13 +39,18 @@ _PATTERN = re.compile(
     r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE
 )
 _SHARE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
+#: The default budget: this much per core, never below the floor (nor above half of
+#: this machine's memory).
+_DEFAULT_PER_CORE = 2**28
+_DEFAULT_FLOOR = 2**31
 #: The least budget taken: below it, per-call overheads dominate any chunk.
 _MIN_BYTES = 2**20
-#: Chunks per parallel job, when the records allow that many whole batches: two, so
-#: that a job slowed by other work holds the others up by half its share, while the
-#: models, sent with every chunk, travel only twice per job (8 HGB models: 1.8 MB, 0.09 s
-#: of pickling per chunk, a tenth of the chunk's scoring)
-_CHUNKS_PER_JOB = 2
+#: Shares of the records handed out in waves of one chunk per parallel job, when the
+#: records allow that many whole batches: a job slowed by other work (the target's
+#: query in this process) then holds the others up by a fifth of its share at the
+#: end, not half, while the models, sent with every chunk, travel three times per job
+#: (8 HGB models: 1.8 MB, 0.09 s of pickling per chunk, a tenth of a chunk's scoring)
+_WAVES = (0.5, 0.3, 0.2)
 #: Records sampled to estimate one record's size in a DataFrame with object columns.
 _SAMPLE_ROWS = 1000
 
@@ -50,6 +63,29 @@ def total_memory() -> int:
         import psutil
 
         return int(psutil.virtual_memory().total)
+
+
+def release_freed_memory() -> None:
+    """Hand memory that this process has freed but its allocators keep back to the system.
+
+    Arrow's pool (pandas' string columns, parquet reading) keeps the pages of freed
+    buffers for its next allocation, and glibc's ``malloc`` keeps large freed blocks in
+    its heap once its mmap threshold has grown; neither is reused by the other, so a
+    ten-million-record audit held gigabytes it no longer used. Called between the phases
+    of an audit and at the end of a worker's task; it does not change any result.
+    """
+    import sys
+
+    pyarrow = sys.modules.get("pyarrow")  # only where something has used it
+    if pyarrow is not None:
+        pyarrow.default_memory_pool().release_unused()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # another C library (musl): nothing to trim
+            pass
 
 
 def parse_memory(value: Any, name: str = "max_memory") -> int:
@@ -114,9 +150,18 @@ def parse_memory(value: Any, name: str = "max_memory") -> int:
 
 
 def resolve_max_memory(value: Any) -> int:
-    """The budget in bytes: ``value`` parsed, or half of this machine's memory for None."""
+    """The budget in bytes: ``value`` parsed, or the default for None.
+
+    The default is 256 MiB per core, at least 2 GiB and at most half of this machine's
+    memory. It bounds the working memory of scoring only; the records, the models and
+    their training hold the rest, which a ten-million-record audit needs (half of a
+    24 GB machine's memory as the budget let the scoring alone take 6 GB there).
+    Chunks of that size keep every job busy: a chunk is tens of thousands of records
+    and more per job, and the scores do not depend on the chunks.
+    """
     if value is None:
-        return total_memory() // 2
+        cores = os.cpu_count() or 1
+        return min(total_memory() // 2, max(_DEFAULT_FLOOR, cores * _DEFAULT_PER_CORE))
     return parse_memory(value)
 
 
@@ -157,7 +202,8 @@ def chunk_bounds(
         Bytes that all the chunks worked on at once may hold.
     parts : int, default=1
         Chunks worked on at once (parallel jobs): each gets ``budget / parts``, and
-        there are up to two chunks per job when ``n`` allows ``multiple`` rows each.
+        the rows go out in three waves of one chunk per job, of half, three tenths and
+        a fifth of them, as far as ``multiple`` rows each allow.
     multiple : int, default=1
         Chunk sizes are rounded down to a multiple of this (a model's own batch, so
         that chunking leaves its batches as they were), never below it.
@@ -172,8 +218,17 @@ def chunk_bounds(
     multiple = max(1, int(multiple))
     fit = max(1, budget // max(1, parts * int(row_bytes)))
     rows = max(multiple, fit // multiple * multiple)
-    if parts > 1:
-        # a few chunks per job, of whole batches (_CHUNKS_PER_JOB)
-        share = -(-n // (_CHUNKS_PER_JOB * parts))
-        rows = min(rows, -(-share // multiple) * multiple)
-    return list(gen_batches(n, rows))
+    if parts == 1:
+        return list(gen_batches(n, rows))
+    # shrinking waves of whole batches (_WAVES), none above what the budget fits
+    sizes = [
+        min(rows, max(1, round(n * share / parts / multiple)) * multiple)
+        for share in _WAVES
+        for _ in range(parts)
+    ]
+    stops = np.minimum(np.cumsum(sizes), n)
+    stops = stops[np.r_[True, np.diff(stops) > 0]]
+    bounds = [slice(int(a), int(b)) for a, b in zip(np.r_[0, stops[:-1]], stops)]
+    start = int(stops[-1])  # rows the waves left (the budget's cap), in chunks it fits
+    rest = gen_batches(n - start, rows) if start < n else []
+    return bounds + [slice(sl.start + start, sl.stop + start) for sl in rest]

@@ -27,6 +27,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
+from tabmia._memory import release_freed_memory
 from tabmia._seeding import seed_estimator
 from tabmia.attacks import membership_tags
 from tabmia.exceptions import (
@@ -596,6 +597,8 @@ def run_attacks(
     _check_outputs(target, attacks)
     frames, rows, fitted = [], [], []
     for name, proto in attacks.items():
+        # what the split or the attack before freed, returned before this one trains
+        release_freed_memory()
         attack = clone(proto).set_params(target=target)
         tags = membership_tags(attack)
         settings: dict[str, Any] = (

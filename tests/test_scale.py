@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
@@ -47,7 +48,12 @@ def test_memory_sizes(text, expected):
 
 def test_memory_shares_and_default():
     assert parse_memory("50%") == total_memory() // 2 or abs(parse_memory("50%") - total_memory() / 2) <= 1
-    assert resolve_max_memory(None) == total_memory() // 2
+    # the default bounds scoring's working memory: 256 MiB a core, 2 GiB at least,
+    # half of the machine at most (the records and the training need the rest)
+    import os
+
+    expected = min(total_memory() // 2, max(2**31, (os.cpu_count() or 1) * 2**28))
+    assert resolve_max_memory(None) == expected <= total_memory() // 2
 
 
 @pytest.mark.parametrize("bad, words", [
@@ -65,9 +71,15 @@ def test_chunks_cover_the_rows_in_whole_batches():
     assert chunks[0] == slice(0, 64) and chunks[-1].stop == 1000
     assert all(c.start % BATCH == 0 for c in chunks)
     assert np.array_equal(np.concatenate([np.arange(1000)[c] for c in chunks]), np.arange(1000))
-    # a budget that fits everything: one chunk on one job, a few per job on two
+    # a budget that fits everything: one chunk on one job; on two, waves of one chunk
+    # per job that shrink (half, three tenths, a fifth of the rows), in whole batches
     assert chunk_bounds(1000, 100, 2**30, multiple=BATCH) == [slice(0, 1000)]
-    assert len(chunk_bounds(1000, 100, 2**30, parts=2, multiple=BATCH)) == 4
+    waves = chunk_bounds(1000, 100, 2**30, parts=2, multiple=BATCH)
+    assert [c.stop - c.start for c in waves] == [256, 256, 128, 128, 128, 104]
+    assert waves[-1].stop == 1000 and all(c.start % BATCH == 0 for c in waves)
+    # a budget below the first wave's chunks caps every chunk
+    capped = chunk_bounds(1000, 100, 2 * 100 * 128, parts=2, multiple=BATCH)
+    assert max(c.stop - c.start for c in capped) == 128 and capped[-1].stop == 1000
 
 
 def test_statistics_in_parallel_chunks_equal_one_model_after_another(small_batches):
@@ -192,3 +204,36 @@ def test_cli_bad_cluster_address_is_one_line_exit_2(tmp_path, capsys):
     assert main(["audit", "--cluster", "nohost", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "give a Dask scheduler address" in err[0]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pd.Series(["a", "b", None, "a"], dtype="category"),
+        pd.Series([1, 2, None, 1]).astype("Int64").astype("category"),
+        pd.Series(pd.Categorical([1.0, 2.5, np.nan, 1.0])),
+        pd.Series(pd.Categorical([True, False, True])),
+        pd.Series(pd.Categorical([1, "1", 2, "x"])),  # "1" twice once written out
+        pd.Series(["x", "y", None, "z"], dtype="string"),
+        pd.Series(["x", 3, None, 2.5], dtype=object),
+    ],
+)
+def test_quantile_text_categories_are_those_of_str_per_value(values):
+    # the columnar conversion gives CatBoost the text one Python object per value gave
+    from tabmia.attacks._quantile_features import _as_text
+
+    per_value = values.astype(object).where(values.notna(), "__nan__").astype(str)
+    assert _as_text(values).tolist() == per_value.tolist()
+
+
+def test_parquet_reads_as_pandas_reads_it_and_freed_memory_is_released(tmp_path):
+    from tabmia.cli._inputs import read_table
+
+    frame = pd.DataFrame(
+        {"x": np.arange(5.0), "n": np.arange(5), "s": ["a", "b", None, "a", "c"]}
+    )
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    got = read_table(tmp_path / "t.parquet", "--train")
+    pd.testing.assert_frame_equal(got, pd.read_parquet(tmp_path / "t.parquet"))
+    memory.release_freed_memory()  # twice: nothing left to release is no error
+    memory.release_freed_memory()

@@ -151,7 +151,8 @@ class LiRAAttack(ReferenceModelAttack):
     max_memory : int or str, default=None
         Memory that scoring candidates may hold at once: the records outside the pool
         are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
-        this machine's memory such as ``"25%"``; None: half of this machine's memory).
+        this machine's memory such as ``"25%"``; None: 256 MiB per core, at
+        least 2 GiB, at most half of this machine's memory).
         Results do not depend on it.
     cache_dir : str or path, default=None
         Folder where the shadow population is cached (a sub-folder per pool and

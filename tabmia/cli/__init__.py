@@ -225,7 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=memory_size,
         default=None,
         help="memory that scoring candidates may hold at once: 8GB, 512MB, 25%% "
-        "(default: half of this machine's memory); candidates are scored "
+        "(default: 256 MiB per core, at least 2 GiB, at most half of this machine's "
+        "memory); candidates are scored "
         "in chunks that fit it, with the same results",
     )
     attacks.add_argument(

@@ -7,6 +7,7 @@ prints it as one ``tabmia: error:`` line and exits with status 2.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import tempfile
 import warnings
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia._memory import release_freed_memory
 from tabmia.target import n_rows, plain
 
 #: Share of the population that may repeat training records before the audit is
@@ -97,6 +99,15 @@ def _is_table_text(path: Path, kind: str) -> bool:
 
 
 # ------------------------------------------------------------------ tables
+# each Arrow column freed as soon as pandas holds it, so a file is not held twice over
+# (pandas 3 passes these to pyarrow's to_pandas; earlier pandas has no such parameter)
+_PARQUET_READ: dict[str, Any] = (
+    {"to_pandas_kwargs": {"self_destruct": True, "split_blocks": True}}
+    if "to_pandas_kwargs" in inspect.signature(pd.read_parquet).parameters
+    else {}
+)
+
+
 def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | None = None) -> Any:
     """A CSV (``sep``, ``encoding``) or parquet file as a DataFrame, with unique columns."""
     if not path.is_file():
@@ -111,7 +122,7 @@ def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | Non
         raise UsageError(f"{flag} {path}: named parquet but {kind}, not a parquet file")
     try:
         if parquet:  # by content: a parquet file under another name reads as parquet
-            df = pd.read_parquet(path)
+            df = pd.read_parquet(path, **_PARQUET_READ)
         else:
             sep = "," if sep is None else sep
             read = {"sep": sep, "encoding": encoding, "compression": _COMPRESSION.get(kind)}
@@ -141,6 +152,7 @@ def read_table(path: Path, flag: str, *, encoding: str = "utf-8", sep: str | Non
         raise UsageError(f"{flag} {path}: duplicate column names {dups[:10]}")
     if df.empty:
         raise UsageError(f"{flag} {path}: no records")
+    release_freed_memory()  # the reader's buffers: twice the table, kept by Arrow's pool
     return df
 
 
@@ -528,7 +540,7 @@ def apply_categories(
         for frame, flag in zip(frames, flags):
             if col not in frame.columns:
                 raise UsageError(f"--categorical {col}: no column {col!r} in {flag}")
-    out = [f.copy() for f in frames]
+    out = [f.copy(deep=False) for f in frames]  # columns are replaced, not written into
     for col in columns:
         cats = stored.get(col) or []
         if not cats:

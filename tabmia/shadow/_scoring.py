@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from tabmia._memory import chunk_bounds, record_bytes
+from tabmia._memory import chunk_bounds, record_bytes, release_freed_memory
 from tabmia._rows import n_rows, take_rows
 from tabmia.shadow._schedule import JobPlan
 from tabmia.shadow._training import _chunk_rows, _statistic_row
@@ -56,6 +56,7 @@ def _score_chunk(
     with limits:
         for k, model in enumerate(box.models):  # a loop over models, on one chunk
             out[k] = _statistic_row(model, X, y_idx, classes, statistic)
+    release_freed_memory()  # the chunk's copies and the models' conversions of it
     return out
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from tabmia._estimators import clone_unfitted
+from tabmia._memory import release_freed_memory
 from tabmia._seeding import seed_estimator
 from tabmia.backends import release_fit_state, set_device, set_threads
 from tabmia.shadow._schedule import gpu_slot, torch_threads
@@ -119,6 +120,7 @@ def _train_one(
         with threadpool_limits(limits=1):
             model.fit(take_rows(X, rows), y[rows])
             row = _statistic_row(model, X, y_idx, classes, statistic)
+    release_freed_memory()  # a worker idles between tasks on what its last one freed
     return [(k, row, release_fit_state(model) if keep_model else None)]
 
 

@@ -486,7 +486,8 @@ class ShadowPopulation(BaseEstimator):
             Their labels (in ``classes_``).
         max_memory : int or str, default=None
             Memory the chunks scored at once may hold (:func:`tabmia._memory.parse_memory`:
-            bytes, ``"8GB"``, ``"25%"``); None: half of this machine's memory.
+            bytes, ``"8GB"``, ``"25%"``); None: 256 MiB per core, at least 2 GiB, at
+            most half of this machine's memory.
         dtype : numpy dtype, default=np.float32
             Of the result; the scores are float32 values, held exactly by float64.
 
