@@ -165,7 +165,11 @@ def audit_model(
         X_public=take_rows(X_population, public),
         y_public=y_population[public],
         X_candidates=concat_rows(
-            [take_rows(X_train, members), take_rows(X_population, nonmembers)]
+            [
+                # every training record, in order: no copy of them before the one concat makes
+                X_train if members.size == n_rows(X_train) else take_rows(X_train, members),
+                take_rows(X_population, nonmembers),
+            ]
         ),
         y_candidates=np.r_[y_train[members], y_population[nonmembers]],
         member=member,
