@@ -45,12 +45,13 @@ _DEFAULT_PER_CORE = 2**28
 _DEFAULT_FLOOR = 2**31
 #: The least budget taken: below it, per-call overheads dominate any chunk.
 _MIN_BYTES = 2**20
-#: Shares of the records handed out in waves of one chunk per parallel job, when the
-#: records allow that many whole batches: a job slowed by other work (the target's
-#: query in this process) then holds the others up by a fifth of its share at the
-#: end, not half, while the models, sent with every chunk, travel three times per job
-#: (8 HGB models: 1.8 MB, 0.09 s of pickling per chunk, a tenth of a chunk's scoring)
-_WAVES = (0.5, 0.3, 0.2)
+#: Chunks per parallel job, when the records allow that many whole batches: two, so
+#: that a job slowed by other work holds the others up by half its share, while the
+#: models, sent with every chunk, travel only twice per job (8 HGB models: 1.8 MB, 0.09 s
+#: of pickling per chunk, a tenth of the chunk's scoring). Three shrinking waves of one
+#: chunk per job (half, three tenths, a fifth of the rows) were measured no faster
+#: (benchmarks/reference_scoring.py, 2026-11-25: LiRA 1.73x, RMIA 1.70x against 1.75x, 1.72x).
+_CHUNKS_PER_JOB = 2
 #: Records sampled to estimate one record's size in a DataFrame with object columns.
 _SAMPLE_ROWS = 1000
 
@@ -155,9 +156,8 @@ def resolve_max_memory(value: Any) -> int:
     The default is 256 MiB per core, at least 2 GiB and at most half of this machine's
     memory. It bounds the working memory of scoring only; the records, the models and
     their training hold the rest, which a ten-million-record audit needs (half of a
-    24 GB machine's memory as the budget let the scoring alone take 6 GB there).
-    Chunks of that size keep every job busy: a chunk is tens of thousands of records
-    and more per job, and the scores do not depend on the chunks.
+    24 GB machine's memory as the budget, LiRA's scoring there peaked 5.2 GB above the
+    loss attack's). The scores do not depend on the chunks.
     """
     if value is None:
         cores = os.cpu_count() or 1
@@ -202,8 +202,7 @@ def chunk_bounds(
         Bytes that all the chunks worked on at once may hold.
     parts : int, default=1
         Chunks worked on at once (parallel jobs): each gets ``budget / parts``, and
-        the rows go out in three waves of one chunk per job, of half, three tenths and
-        a fifth of them, as far as ``multiple`` rows each allow.
+        there are up to two chunks per job when ``n`` allows ``multiple`` rows each.
     multiple : int, default=1
         Chunk sizes are rounded down to a multiple of this (a model's own batch, so
         that chunking leaves its batches as they were), never below it.
@@ -218,17 +217,8 @@ def chunk_bounds(
     multiple = max(1, int(multiple))
     fit = max(1, budget // max(1, parts * int(row_bytes)))
     rows = max(multiple, fit // multiple * multiple)
-    if parts == 1:
-        return list(gen_batches(n, rows))
-    # shrinking waves of whole batches (_WAVES), none above what the budget fits
-    sizes = [
-        min(rows, max(1, round(n * share / parts / multiple)) * multiple)
-        for share in _WAVES
-        for _ in range(parts)
-    ]
-    stops = np.minimum(np.cumsum(sizes), n)
-    stops = stops[np.r_[True, np.diff(stops) > 0]]
-    bounds = [slice(int(a), int(b)) for a, b in zip(np.r_[0, stops[:-1]], stops)]
-    start = int(stops[-1])  # rows the waves left (the budget's cap), in chunks it fits
-    rest = gen_batches(n - start, rows) if start < n else []
-    return bounds + [slice(sl.start + start, sl.stop + start) for sl in rest]
+    if parts > 1:
+        # a few chunks per job, of whole batches (_CHUNKS_PER_JOB)
+        share = -(-n // (_CHUNKS_PER_JOB * parts))
+        rows = min(rows, -(-share // multiple) * multiple)
+    return list(gen_batches(n, rows))
