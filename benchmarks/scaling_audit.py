@@ -108,23 +108,29 @@ class PhaseRecorder:
         self._open(name)
 
     def _open(self, name: str) -> None:
-        entry = self.phases.setdefault(name, {"seconds": 0.0, "peak_mb": 0.0})
+        entry = self.phases.setdefault(name, {"seconds": 0.0, "peak_mb": 0.0, "main_mb": 0.0})
         entry["_start"] = time.perf_counter()
-        entry["peak_mb"] = max(entry["peak_mb"], memory_mb())
+        self._note(entry)
 
     def _close(self) -> None:
         entry = self.phases[self.phase]
         entry["seconds"] += time.perf_counter() - entry.pop("_start")
-        entry["peak_mb"] = max(entry["peak_mb"], memory_mb())
+        self._note(entry)
+
+    @staticmethod
+    def _note(entry: dict[str, float]) -> None:
+        total, main = memory_mb(with_main=True)
+        entry["peak_mb"] = max(entry["peak_mb"], total)
+        entry["main_mb"] = max(entry["main_mb"], main)
 
     def _sample(self) -> None:
         while not self._stop.wait(self._interval):
             entry = self.phases.get(self.phase)
             if entry is not None:
-                entry["peak_mb"] = max(entry["peak_mb"], memory_mb())
+                self._note(entry)
 
     def table(self) -> dict[str, dict[str, float]]:
-        return {k: {"seconds": v["seconds"], "peak_mb": v["peak_mb"]}
+        return {k: {"seconds": v["seconds"], "peak_mb": v["peak_mb"], "main_mb": v["main_mb"]}
                 for k, v in self.phases.items()}
 
 
@@ -138,22 +144,24 @@ def _held(proc: Any) -> int:
         return int(proc.memory_info().rss)
 
 
-def memory_mb() -> float:
-    """Memory held by this process plus its (joblib worker) children, in MB (PSS)."""
+def memory_mb(with_main: bool = False) -> Any:
+    """Memory held by this process plus its (joblib worker) children, in MB (PSS); with
+    ``with_main``, also this process's own share, as ``(total, main)``."""
     try:
         import psutil
     except ImportError:  # this process only
         import resource
 
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        return (own, own) if with_main else own
     me = psutil.Process()
-    total = _held(me)
+    main = total = _held(me)
     for child in me.children(recursive=True):
         try:
             total += _held(child)
         except psutil.Error:  # a worker that just exited
             pass
-    return total / 2**20
+    return (total / 2**20, main / 2**20) if with_main else total / 2**20
 
 
 @contextlib.contextmanager
@@ -482,7 +490,8 @@ def _markdown(p: dict[str, Any]) -> str:
         f"`tabmia audit --model-file ... --recipe catboost --attacks {p.get('attacks', 'loss,lira,rmia')} "
         f"--n-shadow {p['n_shadow']}` with the default `--n-jobs`, in one process. Peak "
         "memory: proportional set size of this process plus its joblib workers, summed "
-        "(pages shared between them counted once). The setup phases make the data and the "
+        "(pages shared between them counted once); in brackets, where recorded, this "
+        "process's own share (the rest is the workers'). The setup phases make the data and the "
         "target in a process of their own, which has exited before the audit starts (older "
         "rows, measured before that change, say so in their findings); they are not part "
         "of `tabmia audit` and left out of its total, peak and growth.",
@@ -498,8 +507,10 @@ def _markdown(p: dict[str, Any]) -> str:
             cells = []
             for r in sizes:
                 v = r["phases"].get(phase)
+                # "(this process N)": its own share, where the run recorded it
+                own = f" (this process {v['main_mb']:,.0f})" if v and v.get("main_mb") else ""
                 cells.append("-" if v is None else f"{v['seconds']:.1f} / " + (
-                    "-" if v["peak_mb"] is None else f"{v['peak_mb']:,.0f}"))
+                    "-" if v["peak_mb"] is None else f"{v['peak_mb']:,.0f}{own}"))
             lines.append(f"| {phase} | " + " | ".join(cells) + " |")
         lines.append("| **total of tabmia audit** (setup excluded) | " + " | ".join(
             f"**{r['total_s']:.0f} / {r['peak_mb']:,.0f}**" for r in sizes) + " |")
