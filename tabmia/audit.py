@@ -106,9 +106,12 @@ def audit_model(
     if not 0.0 < public_fraction < 1.0:
         raise ValueError(f"public_fraction must be in (0, 1), got {public_fraction}")
     y_train, y_population = np.asarray(y_train), np.asarray(y_population)
-    for name, X, y in (("training", X_train, y_train), ("population", X_population, y_population)):
-        if n_rows(X) != y.shape[0]:
-            raise ValueError(f"the {name} data has {n_rows(X)} records but {y.shape[0]} labels")
+    for name, n, y in (
+        ("training", n_rows(X_train), y_train),
+        ("population", n_rows(X_population), y_population),
+    ):  # counts, not the records: a loop variable would hold them past the split
+        if n != y.shape[0]:
+            raise ValueError(f"the {name} data has {n} records but {y.shape[0]} labels")
     if isinstance(X_train, pd.DataFrame) and isinstance(X_population, pd.DataFrame):
         missing = [c for c in X_train.columns if c not in X_population.columns]
         if missing:

@@ -234,3 +234,37 @@ def test_parquet_reads_as_pandas_reads_it_and_freed_memory_is_released(tmp_path)
     pd.testing.assert_frame_equal(got, pd.read_parquet(tmp_path / "t.parquet"))
     memory.release_freed_memory()  # twice: nothing left to release is no error
     memory.release_freed_memory()
+
+
+def test_audit_model_lets_go_of_handed_over_population_records(monkeypatch):
+    # the population's records are not needed past the split: a caller that hands them
+    # over (as tabmia audit does) gets their memory back before the attacks train
+    import gc
+    import weakref
+
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    import tabmia.experiment as experiment
+    from tabmia.attacks import LossAttack
+    from tabmia.audit import audit_model
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X_train, y_train, X_pop, y_pop = X[:280], y[:280], X[280:], y[280:]
+    model = RandomForestClassifier(20, random_state=0).fit(X_train, y_train)
+    alive = {}
+    ref = weakref.ref(X_pop)
+    real_play = experiment.MembershipRound.play
+
+    def play(self, *args, **kwargs):
+        gc.collect()
+        alive["population"] = ref() is not None
+        return real_play(self, *args, **kwargs)
+
+    monkeypatch.setattr(experiment.MembershipRound, "play", play)
+    handed = [X_pop]
+    del X_pop
+    result = audit_model(model, X_train, y_train, handed.pop(), y_pop,
+                         {"loss": LossAttack()}, random_state=0)
+    assert alive == {"population": False}
+    assert result.target_accuracy["test_accuracy"].iloc[0] > 0.5  # measured before the attacks
