@@ -199,20 +199,27 @@ def attack_phases(recorder: PhaseRecorder, seen: dict[str, Any]):
         wrap(cls, "decision_function", f"{name}: score")
     import tabmia.audit as audit
 
-    real_audit = audit.audit_model
+    # audit_model's phase runs from its first look at the records (shared_mask) to its
+    # last step (check_attack_scores). Not a wrapper of audit_model itself: a wrapper's
+    # call passes the records in a tuple that lives as long as the call, which kept the
+    # records audit_model frees after the split in memory through every attack
+    real_shared_mask, real_check_scores = audit.shared_mask, audit.check_attack_scores
 
-    def audit_model(*args, **kwargs):  # the game around the attacks, then the report
+    def shared_mask(X_train, y_train, X_population, y_population):
         recorder.enter("audit: split, checks, target queries")
+        return real_shared_mask(X_train, y_train, X_population, y_population)
+
+    def check_attack_scores(scores):
         try:
-            return real_audit(*args, **kwargs)
+            return real_check_scores(scores)
         finally:
             recorder.enter("metrics, tables, report files")
 
-    audit.audit_model = audit_model
+    audit.shared_mask, audit.check_attack_scores = shared_mask, check_attack_scores
     try:
         yield
     finally:
-        audit.audit_model = real_audit
+        audit.shared_mask, audit.check_attack_scores = real_shared_mask, real_check_scores
         for cls, method, original in reversed(saved):
             if original is None:
                 delattr(cls, method)

@@ -151,8 +151,9 @@ def audit_model(
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
-    # the model's accuracy now, not after the attacks: the population's records are not
-    # needed past the split, and a caller that hands them over frees them here
+    # the model's accuracy now, not after the attacks: neither the population's records
+    # nor the training records are needed past the split, and a caller that hands them
+    # over frees them here (the candidates hold a copy of those they score)
     accuracy = pd.DataFrame(
         [
             {
@@ -186,7 +187,7 @@ def audit_model(
         train_size=n_rows(X_train),
         target=target,
     )
-    del X_population  # the round holds its public records and candidates
+    del X_train, X_population  # the round holds its public records and candidates
     frames, rows, fitted = game.play(
         attacks, fprs=fprs, gammas=gammas, verbose=verbose, fpr_fallback=fpr_fallback
     )

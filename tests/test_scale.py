@@ -236,35 +236,96 @@ def test_parquet_reads_as_pandas_reads_it_and_freed_memory_is_released(tmp_path)
     memory.release_freed_memory()
 
 
-def test_audit_model_lets_go_of_handed_over_population_records(monkeypatch):
-    # the population's records are not needed past the split: a caller that hands them
-    # over (as tabmia audit does) gets their memory back before the attacks train
-    import gc
+def _column_refs(frame: pd.DataFrame) -> list:
+    """Weak references to the arrays that hold a frame's columns (its memory, not the
+    frame object: a shallow copy or a column selection shares them)."""
     import weakref
 
-    from sklearn.datasets import load_breast_cancer
-    from sklearn.ensemble import RandomForestClassifier
+    return [weakref.ref(block.values) for block in frame._mgr.blocks]
+
+
+def _alive_at_play(monkeypatch, refs: dict[str, list]) -> dict[str, bool]:
+    """Whether any array of each named frame is still held when the attacks start."""
+    import gc
 
     import tabmia.experiment as experiment
-    from tabmia.attacks import LossAttack
-    from tabmia.audit import audit_model
 
-    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
-    X_train, y_train, X_pop, y_pop = X[:280], y[:280], X[280:], y[280:]
-    model = RandomForestClassifier(20, random_state=0).fit(X_train, y_train)
-    alive = {}
-    ref = weakref.ref(X_pop)
+    alive: dict[str, bool] = {}
     real_play = experiment.MembershipRound.play
 
     def play(self, *args, **kwargs):
         gc.collect()
-        alive["population"] = ref() is not None
+        alive.update({k: any(r() is not None for r in v) for k, v in refs.items()})
         return real_play(self, *args, **kwargs)
 
     monkeypatch.setattr(experiment.MembershipRound, "play", play)
-    handed = [X_pop]
-    del X_pop
-    result = audit_model(model, X_train, y_train, handed.pop(), y_pop,
+    return alive
+
+
+def test_audit_model_lets_go_of_handed_over_records(monkeypatch):
+    # neither the population's nor the training records are needed past the split: a
+    # caller that hands them over (as tabmia audit does) gets their memory back before
+    # the attacks train
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    from tabmia.attacks import LossAttack
+    from tabmia.audit import audit_model
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    order = np.random.RandomState(0).permutation(len(y))  # the file is sorted by label
+    X, y = X.iloc[order].reset_index(drop=True), y.iloc[order].reset_index(drop=True)
+    X_train, y_train, X_pop, y_pop = X[:280].copy(), y[:280], X[280:].copy(), y[280:]
+    model = RandomForestClassifier(20, random_state=0).fit(X_train, y_train)
+    alive = _alive_at_play(
+        monkeypatch, {"training": _column_refs(X_train), "population": _column_refs(X_pop)}
+    )
+    handed = [X_train, X_pop]
+    del X_train, X_pop
+    result = audit_model(model, handed.pop(0), y_train, handed.pop(0), y_pop,
                          {"loss": LossAttack()}, random_state=0)
-    assert alive == {"population": False}
+    assert alive == {"training": False, "population": False}
     assert result.target_accuracy["test_accuracy"].iloc[0] > 0.5  # measured before the attacks
+
+
+@pytest.mark.parametrize("show_records", [False, True])
+def test_cli_audit_holds_the_records_through_the_attacks_only_to_show_them(
+    tmp_path, monkeypatch, show_records
+):
+    # tabmia audit reads the files, checks them and hands the records to audit_model; the
+    # training records stay in this process only where --show-records puts their contents
+    # into the report
+    import joblib
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    import tabmia.audit as audit
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    order = np.random.RandomState(0).permutation(len(y))  # the file is sorted by label
+    X, y = X.iloc[order].reset_index(drop=True), y.iloc[order].reset_index(drop=True)
+    data = X.assign(label=y)
+    data[:280].to_csv(tmp_path / "train.csv", index=False)
+    data[280:].to_csv(tmp_path / "pop.csv", index=False)
+    joblib.dump(RandomForestClassifier(20, random_state=0).fit(X[:280], y[:280]),
+                tmp_path / "model.joblib")
+    refs: dict[str, list] = {}
+    real_shared_mask = audit.shared_mask
+
+    def shared_mask(X_train, y_train, X_population, y_population):
+        # the first look audit_model takes at the records the command hands it
+        refs.update(training=_column_refs(X_train), population=_column_refs(X_population))
+        return real_shared_mask(X_train, y_train, X_population, y_population)
+
+    monkeypatch.setattr(audit, "shared_mask", shared_mask)
+    alive = _alive_at_play(monkeypatch, refs)
+    argv = ["audit", "--model-file", str(tmp_path / "model.joblib"), "--trust-types",
+            "--train", str(tmp_path / "train.csv"), "--population", str(tmp_path / "pop.csv"),
+            "--label", "label", "--attacks", "loss", "--quiet", "--out", str(tmp_path / "o")]
+    assert main(argv + (["--show-records"] if show_records else [])) == 0
+    assert alive["population"] is False
+    if not show_records:  # with it, the report needs the records' contents
+        assert alive["training"] is False
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert ("record contents: " in html) == show_records
+    assert ("••• masked" in html) != show_records

@@ -429,19 +429,23 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         ) from exc
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
-    # handed over, not kept here: audit_model frees the population's records once it has
-    # split them (a tenth of the memory of a ten-million-record audit)
-    population = [X_pop]
-    del X_pop
+    n_train = len(X_tr)
+    # the training records' contents reach the report only with --show-records (masked
+    # otherwise): without it they are handed over like the population's records, and
+    # audit_model frees both once the candidates and public records hold their copies
+    # (at ten million records, each about a gigabyte held through every attack)
+    records = X_tr.reset_index(drop=True) if args.show_records else X_tr.iloc[:0].copy()
+    handed = [X_tr, X_pop]
+    del X_tr, X_pop
     with _thread_limits(args), warnings.catch_warnings():
         # reported just above; audit_model's own findings repeat those above word for word
         # (the same seed), so they are shown once, and add the attacks' (an AUC below chance)
         warnings.simplefilter("ignore", DuplicateRecordsWarning)
         result = audit_model(
             target,
-            X_tr,
+            handed.pop(0),
             y_tr,
-            population.pop(),
+            handed.pop(0),
             y_pop,
             attacks,
             max_members=args.max_members,
@@ -461,13 +465,13 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     context = {
         "model": str(args.model_file or given),
         **({"outputs": f"labels only ({_label_reason(args, target)})"} if labels_only else {}),
-        "training records": len(X_tr),
+        "training records": n_train,
         "members scored": len(split.members),
         "non-member candidates": len(split.nonmembers),
         "attacker public records": len(split.public),
         **_cache_context(args, result),
     }
-    return result, context, X_tr.reset_index(drop=True)
+    return result, context, records
 
 
 def _check_label_only(args: argparse.Namespace, attacks: dict[str, Any], target: Any) -> None:
