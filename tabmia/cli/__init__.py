@@ -243,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     attacks.add_argument(
         "--show-records",
         action="store_true",
-        help="show the riskiest records' contents in the report (masked by default)",
+        help="show the riskiest records' contents in the report (masked by default); "
+        "with --train, the training records then stay in memory through the attacks",
     )
     attacks.add_argument(
         "--out",
