@@ -244,6 +244,16 @@ def _column_refs(frame: pd.DataFrame) -> list:
     return [weakref.ref(block.values) for block in frame._mgr.blocks]
 
 
+def _shuffled_breast_cancer() -> tuple[pd.DataFrame, pd.Series]:
+    """Breast cancer records in a seeded random order (the file is sorted by label, and
+    a split of it in file order fails the label check)."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    order = np.random.RandomState(0).permutation(len(y))
+    return X.iloc[order].reset_index(drop=True), y.iloc[order].reset_index(drop=True)
+
+
 def _alive_at_play(monkeypatch, refs: dict[str, list]) -> dict[str, bool]:
     """Whether any array of each named frame is still held when the attacks start."""
     import gc
@@ -266,15 +276,12 @@ def test_audit_model_lets_go_of_handed_over_records(monkeypatch):
     # neither the population's nor the training records are needed past the split: a
     # caller that hands them over (as tabmia audit does) gets their memory back before
     # the attacks train
-    from sklearn.datasets import load_breast_cancer
     from sklearn.ensemble import RandomForestClassifier
 
     from tabmia.attacks import LossAttack
     from tabmia.audit import audit_model
 
-    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
-    order = np.random.RandomState(0).permutation(len(y))  # the file is sorted by label
-    X, y = X.iloc[order].reset_index(drop=True), y.iloc[order].reset_index(drop=True)
+    X, y = _shuffled_breast_cancer()
     X_train, y_train, X_pop, y_pop = X[:280].copy(), y[:280], X[280:].copy(), y[280:]
     model = RandomForestClassifier(20, random_state=0).fit(X_train, y_train)
     alive = _alive_at_play(
@@ -296,14 +303,11 @@ def test_cli_audit_holds_the_records_through_the_attacks_only_to_show_them(
     # training records stay in this process only where --show-records puts their contents
     # into the report
     import joblib
-    from sklearn.datasets import load_breast_cancer
     from sklearn.ensemble import RandomForestClassifier
 
     import tabmia.audit as audit
 
-    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
-    order = np.random.RandomState(0).permutation(len(y))  # the file is sorted by label
-    X, y = X.iloc[order].reset_index(drop=True), y.iloc[order].reset_index(drop=True)
+    X, y = _shuffled_breast_cancer()
     data = X.assign(label=y)
     data[:280].to_csv(tmp_path / "train.csv", index=False)
     data[280:].to_csv(tmp_path / "pop.csv", index=False)
