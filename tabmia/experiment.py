@@ -276,6 +276,7 @@ class MembershipRound:
         repeat: int = 0,
         verbose: bool = False,
         fpr_fallback: bool = False,
+        keep_attacks: bool = True,
     ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
         """Fit ``attacks`` against the target and score the candidates
         (:func:`run_attacks`); every row and frame is labelled ``repeat``."""
@@ -295,6 +296,7 @@ class MembershipRound:
             repeat=repeat,
             fpr_fallback=fpr_fallback,
             train_size=self.train_size,
+            keep_attacks=keep_attacks,
         )
         for row in rows:
             row["repeat"] = repeat
@@ -551,6 +553,7 @@ def run_attacks(
     repeat: int = 0,
     fpr_fallback: bool = False,
     train_size: int | None = None,
+    keep_attacks: bool = True,
 ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
     """Fit each attack against ``target`` and score the candidates.
 
@@ -572,7 +575,13 @@ def run_attacks(
     train shadow / reference models, where the user did not size them): their models
     then train on as many records as the target, as far as their pool allows (the
     row's ``shadow_train_size`` and ``shadow_size_note``, for the attacks that
-    ``reports_model_size``).
+    ``reports_model_size``). An attack with a shadow population also reports its
+    ``n_models`` and how many of them it trained (``n_models_trained``; the rest came
+    from its cache).
+
+    With ``keep_attacks=False`` each attack is let go once it has scored the candidates:
+    a fitted shadow attack holds state per public record (LiRA: each shadow's score on
+    each of them), which the attacks after it need not share memory with.
 
     Returns
     -------
@@ -582,7 +591,7 @@ def run_attacks(
         Per attack: ``seed``, ``attack``, every metric, ``fit_seconds``, ``score_seconds``,
         ``n_queries``.
     fitted : list
-        The fitted attacks.
+        The fitted attacks (empty with ``keep_attacks=False``).
 
     Raises
     ------
@@ -658,6 +667,10 @@ def run_attacks(
                 warnings.warn(
                     f"{name}: {attack.shadow_size_note_}", ShadowSizeWarning, stacklevel=2
                 )
+        population = getattr(attack, "population_", None)
+        if hasattr(population, "n_trained_"):
+            row["n_models"] = int(population.statistics_.shape[0])
+            row["n_models_trained"] = int(population.n_trained_)
         rows.append(row)
         frames.append(
             pd.DataFrame(
@@ -670,7 +683,9 @@ def run_attacks(
                 }
             )
         )
-        fitted.append(attack)
+        if keep_attacks:
+            fitted.append(attack)
+        del attack, population  # not held while the next attack trains
         if verbose:
             print(f"  {name}: AUC {m['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
     return frames, rows, fitted

@@ -333,3 +333,64 @@ def test_cli_audit_holds_the_records_through_the_attacks_only_to_show_them(
     html = (tmp_path / "o" / "report.html").read_text()
     assert ("record contents: " in html) == show_records
     assert ("••• masked" in html) != show_records
+
+
+@pytest.mark.parametrize("keep_attacks", [True, False])
+def test_audit_model_lets_each_attack_go_once_it_has_scored(monkeypatch, keep_attacks):
+    # a shadow attack's state per public record (LiRA: every shadow's score on each)
+    # is not held while the next attack trains, nor are the candidates while the score
+    # frames are joined, unless the caller asks for the fitted attacks
+    import gc
+    import weakref
+
+    import tabmia.audit as audit
+    from tabmia.attacks import LossAttack
+
+    X, y = _shuffled_breast_cancer()
+    model = LogisticRegression(max_iter=5000).fit(X[:280], y[:280])
+    lira_state: list = []
+    real_lira_fit, real_loss_fit = LiRAAttack.fit, LossAttack.fit
+
+    def lira_fit(self, *args, **kwargs):
+        out = real_lira_fit(self, *args, **kwargs)
+        lira_state.append(weakref.ref(self.population_.statistics_))
+        return out
+
+    seen: dict[str, bool] = {}
+
+    def loss_fit(self, *args, **kwargs):
+        gc.collect()
+        seen["lira state while loss trains"] = lira_state[0]() is not None
+        return real_loss_fit(self, *args, **kwargs)
+
+    candidates: list = []
+    real_play = audit.MembershipRound.play
+
+    def play(self, *args, **kwargs):
+        candidates.extend(_column_refs(self.X_candidates))
+        return real_play(self, *args, **kwargs)
+
+    real_check = audit.check_attack_scores
+
+    def check_attack_scores(scores):
+        gc.collect()
+        seen["candidates while frames join"] = any(r() is not None for r in candidates)
+        return real_check(scores)
+
+    monkeypatch.setattr(LiRAAttack, "fit", lira_fit)
+    monkeypatch.setattr(LossAttack, "fit", loss_fit)
+    monkeypatch.setattr(audit.MembershipRound, "play", play)
+    monkeypatch.setattr(audit, "check_attack_scores", check_attack_scores)
+    result = audit.audit_model(
+        model, X[:280], y[:280], X[280:], y[280:],
+        {"lira": LiRAAttack(n_shadow=4, fpr=0.1), "loss": LossAttack()},
+        random_state=0, keep_attacks=keep_attacks,
+    )
+    assert seen == {
+        "lira state while loss trains": keep_attacks,
+        "candidates while frames join": False,
+    }
+    assert len(result.attacks) == (2 if keep_attacks else 0)
+    counts = result.metrics.set_index("attack")[["n_models", "n_models_trained"]]
+    assert counts.loc["lira"].tolist() == [4, 4]
+    assert counts.loc["loss"].isna().all()

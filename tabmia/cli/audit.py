@@ -456,6 +456,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
             fpr_fallback=not args.fpr_given,
             public_fraction=public_fraction,
             check_plausibility=False,  # checked above
+            keep_attacks=False,  # the report needs their scores and counts, not them
         )
     # the verdict and the gate decide from every finding: the inputs' (checked above, so
     # the model is queried once for them) before the attacks' own
@@ -567,12 +568,11 @@ def _takes_device(model: Any) -> bool:
 
 def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
     """How many shadow / reference models this run trained and how many the cache gave."""
-    found = [getattr(a, "population_", None) for a in result.attacks]
-    pops = [p for p in found if p is not None and hasattr(p, "n_trained_")]
-    if args.cache_dir is None or not pops:
+    metrics = result.metrics
+    if args.cache_dir is None or "n_models" not in metrics:
         return {}
-    trained = sum(p.n_trained_ for p in pops)
-    total = sum(p.statistics_.shape[0] for p in pops)
+    counted = metrics.dropna(subset=["n_models"])
+    trained, total = int(counted["n_models_trained"].sum()), int(counted["n_models"].sum())
     return {"shadow models trained": trained, "shadow models from --cache-dir": total - trained}
 
 
