@@ -667,7 +667,7 @@ def run_attacks(
                 warnings.warn(
                     f"{name}: {attack.shadow_size_note_}", ShadowSizeWarning, stacklevel=2
                 )
-        population = getattr(attack, "population_", None)
+        population: Any = getattr(attack, "population_", None)
         if hasattr(population, "n_trained_"):
             row["n_models"] = int(population.statistics_.shape[0])
             row["n_models_trained"] = int(population.n_trained_)
