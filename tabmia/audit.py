@@ -73,8 +73,8 @@ def audit_model(
     keep_attacks : bool, default=True
         Keep the fitted attacks in the result's ``attacks``. False lets each go once it
         has scored the candidates, as ``tabmia audit`` does: a shadow attack holds state
-        per public record (LiRA: every shadow's score on each), about 0.9 GB for LiRA-16
-        and RMIA together at 2.5 x 10^6 public records.
+        per public record (LiRA: every shadow's score on each and their moments), which
+        the attacks after it would train beside.
 
     The game is one :class:`~tabmia.experiment.MembershipRound`, played as every
     runner plays its seeds. Shadow and reference models are trained on as many records as the model was (the
