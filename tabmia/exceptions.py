@@ -20,6 +20,7 @@ __all__ = [
     "ShadowSizeWarning",
     "PlausibilityWarning",
     "DegenerateRatioWarning",
+    "DegenerateRegressorError",
     "DataNotFoundError",
 ]
 
@@ -108,6 +109,18 @@ class DegenerateRatioWarning(UserWarning):
 
     Issued by :class:`~tabmia.attacks.MerlinAttack` / :class:`~tabmia.attacks.MorganAttack`
     ``fit`` (also importable from :mod:`tabmia.attacks.merlin`).
+    """
+
+
+class DegenerateRegressorError(ValueError):
+    """A CatBoost regressor's training degenerated: its values are not all finite.
+
+    Raised by :class:`~tabmia.attacks.QuantileAttack` ``fit`` when a regressor trained
+    with the given settings holds non-finite values (CatBoost stops such a training with
+    "degenerate solution"; a small ``l2_leaf_reg`` with ``posterior_sampling`` does it on
+    some records). A tuning trial that degenerates counts as failed; tuned settings that
+    degenerate on a calibration fold give way to the next best trial with a
+    :class:`RunNote`; fixed ``params`` raise this error, naming them.
     """
 
 

@@ -181,6 +181,53 @@ def test_paper_tuning_searches_the_paper_code_space_on_one_holdout(small_game):
     assert fixed_params("paper", "pinball") == {} == fixed_params("cv", "gaussian")
 
 
+def _degenerate_game():
+    """A tree target whose 0 / 1 probabilities leave the regressor scores at two extremes:
+    with l2_leaf_reg 1e-4 and posterior sampling, CatBoost's training degenerates (NaN)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = make_classification(200, 5, random_state=0)
+    target = DecisionTreeClassifier(random_state=0).fit(X[:100], y[:100])
+    degenerate = {"depth": 4, "l2_leaf_reg": 1e-4, "learning_rate": 0.06, "iterations": 220,
+                  "posterior_sampling": True}
+    return target, X[100:], y[100:], degenerate
+
+
+def test_fixed_params_that_degenerate_raise_the_documented_error():
+    from tabmia.exceptions import DegenerateRegressorError
+
+    target, Xp, yp, degenerate = _degenerate_game()
+    with pytest.raises(DegenerateRegressorError, match="l2_leaf_reg': 0.0001.*non-finite"):
+        QuantileAttack(target, params=degenerate, random_state=0, n_jobs=1).fit(Xp, yp)
+
+
+def test_tuned_settings_that_degenerate_give_way_to_the_next_best_trial(small_game,
+                                                                        monkeypatch):
+    """The final cross-fit trains on other records and seeds than the trial did: when the
+    best settings degenerate there, the next best trial's are used, with a note."""
+    from tabmia.attacks._quantile_tuning import ranked_trial_params
+    from tabmia.exceptions import DegenerateRegressorError, RunNote
+
+    target, _, (Xp, yp), (Xf, yf) = small_game
+    real = QuantileAttack._cross_fit
+    refused = []
+
+    def cross_fit(self, params, pool, s, split_seed, model_seed, keep):
+        if keep and not refused:  # the final fit's first settings: the best trial's
+            refused.append(params)
+            raise DegenerateRegressorError("degenerate")
+        return real(self, params, pool, s, split_seed, model_seed, keep)
+
+    monkeypatch.setattr(QuantileAttack, "_cross_fit", cross_fit)
+    with pytest.warns(RunNote, match="next best trial"):
+        attack = QuantileAttack(target, n_trials=3, cv=2, fpr=0.05, random_state=3,
+                                n_jobs=1).fit(Xp[:600], yp[:600])
+    ranked = ranked_trial_params(attack.study_, {})
+    assert refused == [attack.study_.best_params] == [ranked[0]]
+    assert attack.best_params_ == ranked[1]
+    assert np.all(np.isfinite(attack.decision_function(Xf[:200], yf[:200])))
+
+
 def test_tuning_loss_ignores_a_constant_shift_and_ranks_by_fit():
     """The pinball tuning loss is taken after the calibration shift: a regressor off by a
     constant scores the same as the true quantile, one that ignores x scores worse."""

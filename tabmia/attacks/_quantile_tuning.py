@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from tabmia.exceptions import DegenerateRegressorError
+
 __all__ = [
     "PAPER_CODE_SPACE",
     "PAPER_SPACE",
@@ -32,6 +34,7 @@ __all__ = [
     "cv_loss",
     "fixed_params",
     "n_trials_of",
+    "ranked_trial_params",
     "tune_catboost",
 ]
 
@@ -195,9 +198,20 @@ def tune_catboost(
                 else:
                     raw, _ = attack._cross_fit(params, pool, s, split_seed, model_seed, False)
                     value = cv_loss(attack.mode, attack.alphas_, s, raw)
-            except CatBoostError:  # a setting CatBoost cannot train: a failed trial
+            except (CatBoostError, DegenerateRegressorError):  # a failed trial
                 return float("inf")
             return value if np.isfinite(value) else float("inf")
 
         study.optimize(objective, n_trials=n_trials_of(attack.tuning, attack.n_trials))
     return {**study.best_params, **fixed}, study
+
+
+def ranked_trial_params(study: Any, fixed: dict[str, Any]) -> list[dict[str, Any]]:
+    """Settings of the study's finished trials with a finite loss, best first.
+
+    The final fit falls back along this list when the best settings degenerate on a
+    calibration fold (a fold's records and seed differ from the trial's split).
+    """
+    done = [t for t in study.trials if t.value is not None and np.isfinite(t.value)]
+    done.sort(key=lambda t: (t.value, t.number))
+    return [{**t.params, **fixed} for t in done]

@@ -22,13 +22,19 @@ from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory
 from tabmia._records import fold_hashes
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
-from tabmia.attacks._quantile_tuning import n_trials_of, tune_catboost
+from tabmia.attacks._quantile_tuning import (
+    fixed_params,
+    n_trials_of,
+    ranked_trial_params,
+    tune_catboost,
+)
 from tabmia.attacks.base import (
     BaseMembershipAttack,
     DefaultStatistic,
     statistic_from_legacy,
 )
 from tabmia.backends import BACKENDS, release_fit_state
+from tabmia.exceptions import DegenerateRegressorError, RunNote
 from tabmia.scores import SCORE_NAMES
 from tabmia.shadow._schedule import gpu_slot
 from tabmia.target import n_rows, take_rows
@@ -56,6 +62,14 @@ _RESERVED = (
     "devices",
     "thread_count",
 )
+
+
+def _degenerate(params: dict[str, Any]) -> DegenerateRegressorError:
+    return DegenerateRegressorError(
+        f"QuantileAttack: a CatBoost regressor trained with {params} holds non-finite "
+        "values (its training degenerated); a larger l2_leaf_reg or a smaller "
+        "learning_rate avoids it"
+    )
 
 
 class QuantileAttack(BaseMembershipAttack):
@@ -174,6 +188,11 @@ class QuantileAttack(BaseMembershipAttack):
         time (``benchmarks/results/quantile_table2_probe_cv.md``).
     params : dict, default=None
         Fixed CatBoost parameters; skips tuning. Must not set the loss or the seed.
+        Settings whose training degenerates (non-finite values, e.g. a tiny
+        ``l2_leaf_reg`` with ``posterior_sampling``) raise
+        :class:`~tabmia.exceptions.DegenerateRegressorError`; tuned ones that
+        degenerate on a calibration fold give way to the next best trial
+        (:class:`~tabmia.exceptions.RunNote`).
     n_jobs : int, default=None
         CatBoost threads; None uses all cores (CatBoost's default). Results do not
         depend on it.
@@ -422,8 +441,17 @@ class QuantileAttack(BaseMembershipAttack):
         return Pool(data, s, cat_features=cat_idx or None)
 
     def _fit_regressor(self, params: dict[str, Any], seed: int, pool: Any) -> Any:
+        from catboost import CatBoostError
+
         with gpu_slot(self.gpus_) as gpu:  # one CatBoost fit per GPU at a time
-            return release_fit_state(self._make_regressor(params, seed, gpu).fit(pool))
+            try:
+                return release_fit_state(self._make_regressor(params, seed, gpu).fit(pool))
+            except CatBoostError as exc:
+                # CatBoost writes the model as JSON (in training, and for the copy); a
+                # degenerate one holds NaN or inf, which JSON cannot
+                if not any(m in str(exc) for m in ("Not a double", "invalid float value")):
+                    raise
+                raise _degenerate(params) from exc
 
     @staticmethod
     def _raw_predict(model: Any, pool: Any) -> np.ndarray:
@@ -446,6 +474,8 @@ class QuantileAttack(BaseMembershipAttack):
         for train, held in folds:
             model = self._fit_regressor(params, model_seed, pool.slice(train))
             pred = self._raw_predict(model, pool.slice(held))
+            if not np.all(np.isfinite(pred)):
+                raise _degenerate(params)
             if raw is None:
                 raw = np.empty((n, pred.shape[1]))
             raw[held] = pred
@@ -490,9 +520,25 @@ class QuantileAttack(BaseMembershipAttack):
             params, self.study_ = tune_catboost(self, pool, s, DEFAULT_CATBOOST_PARAMS, y=y)
         else:
             params = dict(DEFAULT_CATBOOST_PARAMS)
-        self.best_params_ = params
         split_seed, model_seed = self._draw_seed(), self._draw_seed()
-        raw, models = self._cross_fit(params, pool, s, split_seed, model_seed, True)
+        fallbacks = []
+        if self.study_ is not None:
+            fallbacks = ranked_trial_params(self.study_, fixed_params(self.tuning, self.mode))[1:]
+        while True:
+            try:
+                raw, models = self._cross_fit(params, pool, s, split_seed, model_seed, True)
+                break
+            except DegenerateRegressorError:
+                if not fallbacks:
+                    raise
+                warnings.warn(
+                    f"QuantileAttack: the tuned settings {params} degenerate on a "
+                    "calibration fold (non-finite values); the next best trial's are used",
+                    RunNote,
+                    stacklevel=3,
+                )
+                params = fallbacks.pop(0)
+        self.best_params_ = params
         self.estimators_ = models
         if self.mode == "pinball" and self.alphas_.size == 1:
             margin = s - raw[:, 0]
