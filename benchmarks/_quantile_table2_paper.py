@@ -213,7 +213,10 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"Command: `{cfg['command']}`; seeds run per task: "
         + ", ".join(f"{k}: {n_seeds[k]}" for k in keys)
-        + f"; wall time {report['wall_seconds']:.0f} s; CPU only. "
+        + f"; wall time {report['wall_seconds']:.0f} s"
+        + (f" (the longest of {report['n_runs']} merged runs; {report['wall_seconds_sum']:.0f} s"
+           " for all of them one after another)" if report.get("n_runs", 1) > 1 else "")
+        + "; CPU only. "
         + (f"**Reduced budget** (`--trial-scale {cfg['trial_scale']}`, not the paper's "
            "protocol in this one respect): the scripts' trial counts scaled to "
            f"{_trials(report, 'target_trials')} (target) and "
@@ -334,6 +337,8 @@ def merge(paths: list[str]) -> int:
     report["config"]["command"] = " ; ".join(p["config"]["command"] for p in parts)
     report["config"]["seeds"] = sorted({s for p in parts for s in p["config"]["seeds"]})
     report["wall_seconds"] = max(p["wall_seconds"] for p in parts)
+    report["wall_seconds_sum"] = sum(p["wall_seconds"] for p in parts)
+    report["n_runs"] = len(parts)
     report["load"] = {"start": max((p["load"]["start"] for p in parts), key=lambda v: v[0]),
                       "end": max((p["load"]["end"] for p in parts), key=lambda v: v[0])}
     write_results(NAME, report, markdown(report) + load_note(report["load"]))

@@ -174,12 +174,11 @@ class QuantileAttack(BaseMembershipAttack):
         code (``qmia_ACS.py``): 200 trials (``n_trials=0``) over its ranges (depth 1-10,
         l2_leaf_reg 1e-4-1e4, learning_rate 1e-4-1, iterations 1-1000), each scored on
         one 80 / 20 split of the public records, ``posterior_sampling`` on for the
-        Gaussian head; one regressor fit per trial. Cost on the quantile paper's Table 2
-        tasks (public sets of 1,000-3,000 records), one CatBoost thread on 2 cores shared
-        with other jobs (load 1-14): a quarter of the budget (50 trials) took 35-600 s
-        per Gaussian attack against 2-22 s untuned, so the full 200 trials take roughly
-        2-40 minutes there; GPU cost not measured. It did not beat the untuned
-        defaults on those tasks (``benchmarks/results/quantile_table2_paper.md``).
+        Gaussian head; one regressor fit per trial, one trial after another under a
+        seeded sampler (the paper's code draws a fresh split per trial and runs 30
+        unseeded workers). Its cost and effect on the quantile paper's Table 2 tasks are
+        in ``benchmarks/results/quantile_table2_paper.md`` (minutes per attack on 2
+        cores, where the untuned defaults take seconds; it did not beat them there).
         Cannot be combined with ``params``.
     cv : int, default=5
         Folds for tuning and for the out-of-fold calibration; each regressor trains on
