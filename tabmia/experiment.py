@@ -577,7 +577,8 @@ def run_attacks(
     row's ``shadow_train_size`` and ``shadow_size_note``, for the attacks that
     ``reports_model_size``). An attack with a shadow population also reports its
     ``n_models`` and how many of them it trained (``n_models_trained``; the rest came
-    from its cache).
+    from its cache); one that trains models names their recipe (``model_recipe``, which
+    the report reads once the attack is let go).
 
     With ``keep_attacks=False`` each attack is let go once it has scored the candidates:
     a fitted shadow attack holds state per public record (LiRA: each shadow's score on
@@ -602,6 +603,7 @@ def run_attacks(
         From an attack's ``fit``, with ``attack`` set to its name.
     """
     from tabmia._progress import progress_label
+    from tabmia.report.verdict import RECIPE_SEPARATOR, attack_recipes
 
     _check_outputs(target, attacks)
     frames, rows, fitted = [], [], []
@@ -667,6 +669,9 @@ def run_attacks(
                 warnings.warn(
                     f"{name}: {attack.shadow_size_note_}", ShadowSizeWarning, stacklevel=2
                 )
+        recipes = attack_recipes(attack)
+        if recipes:  # what the report names, once the attack is let go
+            row["model_recipe"] = RECIPE_SEPARATOR.join(recipes)
         population: Any = getattr(attack, "population_", None)
         if hasattr(population, "n_trained_"):
             row["n_models"] = int(population.statistics_.shape[0])

@@ -394,3 +394,7 @@ def test_audit_model_lets_each_attack_go_once_it_has_scored(monkeypatch, keep_at
     counts = result.metrics.set_index("attack")[["n_models", "n_models_trained"]]
     assert counts.loc["lira"].tolist() == [4, 4]
     assert counts.loc["loss"].isna().all()
+    # the verdict still names what the shadows were trained as, once they are gone
+    from tabmia.report.verdict import shadow_recipe
+
+    assert shadow_recipe(result) == "the target's own recipe (an unfitted clone)"

@@ -53,8 +53,31 @@ def model_description(target: Any) -> str:
     return type(model).__name__
 
 
+def attack_recipes(attack: Any) -> list[str]:
+    """What the shadow / reference models of ``attack`` are trained as, one name each.
+
+    The recipe's class, or "the target's own recipe" where the attack clones it; empty for
+    an attack that trains no models. Its membership tags name the parameters to read.
+    """
+    from sklearn.utils import get_tags
+
+    params = get_tags(attack).membership_tags.model_recipe_params
+    recipes = [getattr(attack, p) for p in params]
+    return [
+        "the target's own recipe (an unfitted clone)" if r is None else model_description(r)
+        for r in recipes
+    ]
+
+
+#: Separates an attack's recipe names in its metrics row's ``model_recipe``.
+RECIPE_SEPARATOR = "; "
+
+
 def shadow_recipe(result: Any, label: str | None = None) -> str | None:
     """The training recipe the shadow / reference models of ``result``'s attacks copy.
+
+    Read from the fitted attacks, or, where they were let go after scoring
+    (``keep_attacks=False``), from the ``model_recipe`` column of ``result.metrics``.
 
     Parameters
     ----------
@@ -68,21 +91,16 @@ def shadow_recipe(result: Any, label: str | None = None) -> str | None:
     str or None
         None when no attack trained shadow or reference models.
     """
-    from sklearn.utils import get_tags
-
-    recipes = []
-    for attack in getattr(result, "attacks", None) or []:
-        # an attack's membership tags name the parameters of the models it trains
-        params = get_tags(attack).membership_tags.model_recipe_params
-        recipes += [getattr(attack, p) for p in params]
-    if not recipes:
+    attacks = getattr(result, "attacks", None) or []
+    names = {name for attack in attacks for name in attack_recipes(attack)}
+    metrics = getattr(result, "metrics", None)
+    if not attacks and isinstance(metrics, pd.DataFrame) and "model_recipe" in metrics:
+        cells = metrics["model_recipe"].dropna()
+        names = {name for cell in cells for name in str(cell).split(RECIPE_SEPARATOR) if name}
+    if not names:
         return None
     if label is not None:
         return label
-    names = {
-        "the target's own recipe (an unfitted clone)" if r is None else model_description(r)
-        for r in recipes
-    }
     return ", ".join(sorted(names))
 
 
