@@ -1,4 +1,4 @@
-"""Helpers for handling the user's estimators: unfitted recipes, fittedness, their names."""
+"""Helpers for handling the user's estimators: unfitted recipes, fittedness."""
 
 from __future__ import annotations
 
@@ -6,14 +6,7 @@ from typing import Any
 
 from sklearn.base import clone
 
-__all__ = [
-    "RECIPE_SEPARATOR",
-    "attack_recipes",
-    "clone_recipe",
-    "clone_unfitted",
-    "model_description",
-    "recipe_of",
-]
+__all__ = ["clone_recipe", "clone_unfitted", "recipe_of"]
 
 
 def clone_unfitted(estimator: Any, *, safe: bool = True) -> Any:
@@ -95,36 +88,3 @@ def recipe_of(target: Any, *, name: str) -> Any:
             "scikit-learn estimator whose unfitted recipe tabmia could clone"
         )
     return clone_recipe(target, name=name)
-
-
-def model_description(target: Any) -> str:
-    """A short name of the audited model (the estimator's class, a pipeline's last step)."""
-    from tabmia.target import PrecomputedProbabilities
-
-    model = getattr(target, "model", target)  # TargetModel wraps the user's model
-    if isinstance(model, PrecomputedProbabilities):
-        return "precomputed probabilities"
-    steps = getattr(model, "steps", None)
-    if steps:
-        return f"{type(steps[-1][1]).__name__} (in a Pipeline)"
-    return type(model).__name__
-
-
-def attack_recipes(attack: Any) -> list[str]:
-    """What the shadow / reference models of ``attack`` are trained as, one name each.
-
-    The recipe's class, or "the target's own recipe" where the attack clones it; empty for
-    an attack that trains no models. Its membership tags name the parameters to read.
-    """
-    from sklearn.utils import get_tags
-
-    params = get_tags(attack).membership_tags.model_recipe_params
-    recipes = [getattr(attack, p) for p in params]
-    return [
-        "the target's own recipe (an unfitted clone)" if r is None else model_description(r)
-        for r in recipes
-    ]
-
-
-#: Separates an attack's recipe names in its metrics row's ``model_recipe``.
-RECIPE_SEPARATOR = "; "

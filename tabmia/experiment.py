@@ -27,7 +27,6 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from tabmia._estimators import RECIPE_SEPARATOR, attack_recipes
 from tabmia._memory import release_freed_memory
 from tabmia._seeding import seed_estimator
 from tabmia.attacks import membership_tags
@@ -604,6 +603,7 @@ def run_attacks(
         From an attack's ``fit``, with ``attack`` set to its name.
     """
     from tabmia._progress import progress_label
+    from tabmia.report.verdict import RECIPE_SEPARATOR, attack_recipes
 
     _check_outputs(target, attacks)
     frames, rows, fitted = [], [], []

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia._estimators import RECIPE_SEPARATOR, attack_recipes, model_description
 from tabmia.claims import membership_claim_check
 from tabmia.metrics import (
     DEFAULT_DELTA,
@@ -39,6 +38,39 @@ __all__ = [
     "shadow_recipe",
     "verdict_lines",
 ]
+
+
+def model_description(target: Any) -> str:
+    """A short name of the audited model (the estimator's class, a pipeline's last step)."""
+    from tabmia.target import PrecomputedProbabilities
+
+    model = getattr(target, "model", target)  # TargetModel wraps the user's model
+    if isinstance(model, PrecomputedProbabilities):
+        return "precomputed probabilities"
+    steps = getattr(model, "steps", None)
+    if steps:
+        return f"{type(steps[-1][1]).__name__} (in a Pipeline)"
+    return type(model).__name__
+
+
+def attack_recipes(attack: Any) -> list[str]:
+    """What the shadow / reference models of ``attack`` are trained as, one name each.
+
+    The recipe's class, or "the target's own recipe" where the attack clones it; empty for
+    an attack that trains no models. Its membership tags name the parameters to read.
+    """
+    from sklearn.utils import get_tags
+
+    params = get_tags(attack).membership_tags.model_recipe_params
+    recipes = [getattr(attack, p) for p in params]
+    return [
+        "the target's own recipe (an unfitted clone)" if r is None else model_description(r)
+        for r in recipes
+    ]
+
+
+#: Separates an attack's recipe names in its metrics row's ``model_recipe``.
+RECIPE_SEPARATOR = "; "
 
 
 def shadow_recipe(result: Any, label: str | None = None) -> str | None:
