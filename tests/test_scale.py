@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -79,18 +83,74 @@ def test_chunks_cover_the_rows_in_whole_batches():
     assert max(c.stop - c.start for c in capped) == 128 and capped[-1].stop == 1000
 
 
-def test_statistics_in_parallel_chunks_equal_one_model_after_another(small_batches):
+@pytest.mark.parametrize("backend", [None, "loky"])
+def test_statistics_in_parallel_chunks_equal_one_model_after_another(
+    small_batches, monkeypatch, backend
+):
     X, y = _data(1200)
     pool, cand = slice(0, 200), slice(200, None)
-    pop = ShadowPopulation(LogisticRegression(), n_models=4, random_state=0, n_jobs=1)
+    pop = ShadowPopulation(LogisticRegression(), n_models=5, random_state=0, n_jobs=1)
     pop.fit(X[pool], y[pool])
     before = np.stack([_statistic_row(m, X[cand], y[cand], pop.classes_, pop.statistic)
                        for m in pop.models_])
     sequential = pop.statistics(X[cand], y[cand])
+    threads = []
+    share = scoring._score_share
+    monkeypatch.setattr(scoring, "_score_share",
+                        lambda *a, **k: threads.append(1) or share(*a, **k))
     pop.n_jobs = 2
-    parallel = pop.statistics(X[cand], y[cand], max_memory=4096)
+    config = joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext()
+    with config:
+        parallel = pop.statistics(X[cand], y[cand], max_memory=4096)
+    # on threads by default; in joblib's worker processes once a back end is chosen
+    assert len(threads) == (2 if backend is None else 0)
     assert len(chunk_bounds(1000, scoring.record_bytes(X), 4096, parts=2, multiple=BATCH)) > 8
     assert np.array_equal(sequential, before) and np.array_equal(parallel, before)
+
+
+@pytest.mark.parametrize("n_models, n, jobs", [
+    (8, 500, 2), (9, 500, 2), (5, 64, 2), (3, 1000, 3), (2, 130, 2), (16, 10_000, 4),
+])
+def test_thread_shares_cover_every_model_and_record_once_in_equal_runs(n_models, n, jobs):
+    shares = scoring.thread_shares(n_models, n, BATCH, jobs)
+    seen = np.zeros((n_models, n), dtype=int)
+    batches = []
+    for pieces in shares:
+        for k, rows in pieces:
+            assert rows.start % BATCH == 0 and rows.stop > rows.start
+            seen[k, rows] += 1
+        batches.append(sum(-(-(r.stop - r.start) // BATCH) for _, r in pieces))
+    assert (seen == 1).all()
+    assert len(shares) == jobs and max(batches) - min(batches) <= 1
+
+
+class _OneCallerAtATime(LogisticRegression):
+    """A model whose predictions go wrong when two threads ask it at once."""
+
+    def predict_proba(self, X):
+        if getattr(self, "busy_", False):
+            raise RuntimeError("predict_proba entered by two threads at once")
+        self.busy_ = True
+        try:
+            time.sleep(getattr(self, "delay_", 0.0))
+            return super().predict_proba(X)
+        finally:
+            self.busy_ = False
+
+
+def test_threads_never_share_a_model_at_once(small_batches):
+    X, y = _data(1000, seed=3)
+    pop = ShadowPopulation(_OneCallerAtATime(), n_models=3, random_state=0, n_jobs=1)
+    pop.fit(X[:200], y[:200])
+    sequential = pop.statistics(X[200:], y[200:])
+    # 3 models x 13 batches on 2 threads: model 1 ends the first thread's share and
+    # starts the second's; slow there, the first thread reaches it while the second
+    # still scores it
+    shares = scoring.thread_shares(3, 800, BATCH, 2)
+    assert shares[0][-1][0] == shares[1][0][0] == 1
+    pop.models_[1].delay_ = 0.05
+    pop.n_jobs = 2
+    assert np.array_equal(pop.statistics(X[200:], y[200:]), sequential)
 
 
 def test_attacks_score_alike_whatever_the_budget_and_jobs(small_batches, monkeypatch):

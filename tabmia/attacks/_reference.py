@@ -428,7 +428,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
         for sl in chunk_bounds(miss.size, row_bytes, budget // 2, multiple=batch):
             rows = miss[sl]  # a loop over chunks of records
             out_masks = self._outside_masks_of(keys[rows])
-            stats = self._reference_statistics(take_rows(X, rows), y[rows])
+            stats = self._reference_statistics(take_rows(X, _as_slice(rows)), y[rows])
             c, mu, ssd = masked_moments(stats, out_masks)
             mom["c_out"][rows], mom["mu_out"][rows], mom["ssd_out"][rows] = c, mu, ssd
 
@@ -439,6 +439,14 @@ class ReferenceModelAttack(BaseMembershipAttack):
             return False
         plan = plan_jobs(pop.estimator_, pop.n_jobs, n)
         return plan.n_jobs > 1 and not plan.gpus  # GPU models score in this process
+
+
+def _as_slice(rows: np.ndarray) -> np.ndarray | slice:
+    """``rows`` (ascending) as a slice where they are a run without gaps (the usual case:
+    no candidate is a public record), so that taking them is a view, not a copy."""
+    if rows.size and int(rows[-1]) - int(rows[0]) + 1 == rows.size:
+        return slice(int(rows[0]), int(rows[-1]) + 1)
+    return rows
 
 
 class _Alongside:

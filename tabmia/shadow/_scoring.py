@@ -1,21 +1,35 @@
-"""Every kept model of a population scored on new records, in parallel chunks of records.
+"""Every kept model of a population scored on new records, in parallel.
 
 The models' statistics on candidates are the bulk of a reference-model attack's scoring
-(over 90 % of LiRA's ``decision_function`` with tree shadows): they run where the
-training ran, in joblib's workers (processes on this machine, or a Dask / Ray cluster
-inside ``joblib.parallel_config``), one chunk of records per task with all the models.
-A chunk of records moves to one worker once; the models, wrapped in one object, are
-scattered once per call by joblib's Dask back end (it scatters any large argument that
-can be weakly referenced, and reuses it across the call's tasks).
+(over 90 % of LiRA's ``decision_function`` with tree shadows). They never run one model
+after another in this process on one core:
+
+- On this machine (no ``joblib.parallel_config`` back end chosen, or ``"threading"``),
+  ``n_jobs`` threads share the work. The grid of models x batches of records, read model
+  by model, is cut into one run of near-equal length per thread, so the threads finish
+  together whatever the number of models or records; nothing is copied or sent, and the
+  records stay where they are (no copy per job). The models' prediction runs in native
+  code that releases the GIL (trees, boosting libraries, BLAS, torch). A model is used
+  by one thread at a time (a lock each), so a model whose ``predict`` is not
+  thread-safe is still scored right. A model whose ``predict`` is Python code holding
+  the GIL gains nothing from the threads: score it in processes by choosing a back end,
+  ``with joblib.parallel_config(backend="loky"):``.
+- With a back end chosen (``"loky"``, or a Dask / Ray cluster), the work goes to
+  joblib's workers, one chunk of records per task with all the models. A chunk of
+  records moves to one worker once; the models, wrapped in one object, are scattered
+  once per call by joblib's Dask back end (it scatters any large argument that can be
+  weakly referenced, and reuses it across the call's tasks).
 
 Each model scores a record from that record alone (trees, linear models, networks in
-evaluation mode), and chunks are cut at multiples of the models' own batch
-(:func:`~tabmia.shadow._training._chunk_rows`), so the scores are those of one model
-after another in this process, bit for bit.
+evaluation mode), and every piece of records starts at a multiple of the models' own
+batch (:func:`~tabmia.shadow._training._chunk_rows`), so the scores are those of one
+model after another in this process, bit for bit.
 """
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from typing import Any
 
@@ -29,9 +43,13 @@ from tabmia.shadow._training import _chunk_rows, _statistic_row
 
 __all__ = ["score_models"]
 
-#: Copies of a chunk of records alive while it is scored: the driver's slice, the copy
-#: a worker unpickles, and the model's own conversion of it (a float matrix, a Pool).
+#: Copies of a chunk of records alive while it is scored in a worker process: the
+#: driver's slice, the copy a worker unpickles, and the model's own conversion of it
+#: (a float matrix, a Pool).
 _RECORD_COPIES = 3
+#: On threads the records are not copied: only the model's conversion of a piece is
+#: made (counted twice for the conversion's own temporaries).
+_THREAD_RECORD_COPIES = 2
 
 
 class _Models:
@@ -58,6 +76,105 @@ def _score_chunk(
             out[k] = _statistic_row(model, X, y_idx, classes, statistic)
     release_freed_memory()  # the chunk's copies and the models' conversions of it
     return out
+
+
+def _on_threads() -> bool:
+    """Whether joblib would run tasks on threads here: no back end other than
+    ``"threading"`` was chosen with ``joblib.parallel_config``."""
+    from joblib.parallel import ThreadingBackend, get_active_backend
+
+    backend, _ = get_active_backend(prefer="threads")
+    return isinstance(backend, ThreadingBackend)
+
+
+def thread_shares(n_models: int, n: int, batch: int, jobs: int) -> list[list[tuple[int, slice]]]:
+    """Each thread's ``(model, rows)`` pieces.
+
+    The grid of ``n_models`` x batches of ``batch`` records, read model by model, is cut
+    into ``jobs`` consecutive runs of near-equal length (a model may end one run and
+    start the next). Every piece starts at a multiple of ``batch``.
+    """
+    n_batches = -(-n // batch)
+    total = n_models * n_batches
+    shares = []
+    for t in range(jobs):  # a loop over threads and the models of each
+        unit, stop = t * total // jobs, (t + 1) * total // jobs
+        pieces = []
+        while unit < stop:
+            k, first = divmod(unit, n_batches)
+            last = min(n_batches, first + stop - unit)
+            pieces.append((k, slice(first * batch, min(last * batch, n))))
+            unit += last - first
+        shares.append(pieces)
+    return shares
+
+
+def _score_share(
+    pieces: list[tuple[int, slice]],
+    models: list[Any],
+    locks: list[threading.Lock],
+    X: Any,
+    y_idx: np.ndarray,
+    classes: np.ndarray,
+    statistic: str,
+    threads: int,
+    row_bytes: int,
+    budget: int,
+    batch: int,
+    out: np.ndarray,
+) -> None:
+    """One thread's work: each piece in chunks of whole batches that fit ``budget``."""
+    # OpenMP's thread count is a setting of each thread (trees' and boosting libraries'
+    # predictions do not depend on it); BLAS's and torch's are the process's, left as
+    # they are: a target queried on another thread meanwhile must answer as it would
+    # alone (BLAS results depend on the thread count)
+    with threadpool_limits(limits=threads, user_api="openmp"):
+        for k, rows in pieces:  # a loop over models
+            with locks[k]:
+                for part in chunk_bounds(rows.stop - rows.start, row_bytes, budget, multiple=batch):
+                    sl = slice(rows.start + part.start, rows.start + part.stop)
+                    out[k, sl] = _statistic_row(
+                        models[k], take_rows(X, sl), y_idx[sl], classes, statistic
+                    )
+
+
+def _score_on_threads(
+    models: list[Any],
+    X: Any,
+    y_idx: np.ndarray,
+    classes: np.ndarray,
+    statistic: str,
+    plan: JobPlan,
+    max_memory: int,
+    out: np.ndarray,
+) -> None:
+    jobs = int(plan.n_jobs)
+    batch = _chunk_rows(classes.size)
+    row_bytes = _THREAD_RECORD_COPIES * record_bytes(X) + 4
+    locks = [threading.Lock() for _ in models]
+    shares = thread_shares(len(models), n_rows(X), batch, jobs)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [
+            pool.submit(
+                _score_share,
+                pieces,
+                models,
+                locks,
+                X,
+                y_idx,
+                classes,
+                statistic,
+                plan.threads,
+                row_bytes,
+                max_memory // jobs,
+                batch,
+                out,
+            )
+            for pieces in shares
+        ]
+        for future in futures:
+            future.result()  # a thread's error is raised here
+    release_freed_memory()  # the models' conversions of the records
 
 
 def score_models(
@@ -101,6 +218,9 @@ def score_models(
     if n == 0 or not models:
         return out
     jobs = 1 if plan.gpus else max(1, int(plan.n_jobs))
+    if jobs > 1 and len(models) >= jobs and _on_threads():
+        _score_on_threads(models, X, y_idx, classes, statistic, plan, max_memory, out)
+        return out
     row_bytes = _RECORD_COPIES * record_bytes(X) + 4 * len(models)
     batch = _chunk_rows(classes.size)
     chunks = chunk_bounds(n, row_bytes, max_memory, parts=jobs, multiple=batch)
