@@ -20,7 +20,9 @@ timings. Run it once on the tree before the change and once after, then compare:
     PYTHONPATH=<new tree> python benchmarks/refactor_identity.py --out after.json
     python benchmarks/refactor_identity.py --compare before.json after.json
 
-The comparison writes ``benchmarks/results/refactor_identity.{json,md}`` and exits 1 when
+``--n-jobs 2`` runs the attacks with reference models and the commands on two jobs (the
+parallel training and scoring paths); compare it with a ``--n-jobs 1`` file to show that
+the jobs change nothing. The comparison writes ``benchmarks/results/refactor_identity.{json,md}`` and exits 1 when
 anything differs. Only public API present on both sides is used.
 """
 
@@ -48,6 +50,10 @@ import numpy as np  # noqa: E402
 from benchmarks._common import machine_info, use_shared_data, write_results  # noqa: E402
 
 SEED = 0
+#: Jobs of the attacks with reference models and of the commands (``--n-jobs``): 1 by
+#: default; 2 puts the models' training and scoring on the parallel paths. (The quantile
+#: attack's ``n_jobs`` is CatBoost's thread count, on which its models depend: kept at 1.)
+N_JOBS = 1
 # keys of the CLI's results.json (at any depth) that hold times, dates or machine facts
 _VOLATILE = ("seconds", "date", "machine", "load_average", "command", "wall", "versions",
              "elapsed", "tabmia_version", "out", "cache_dir", "files")
@@ -138,16 +144,18 @@ def _attacks(game: str) -> dict[str, Any]:
         "loss_class": LossAttack(class_based=True, **common),
         "loss_max_advantage": LossAttack(threshold_goal="max_advantage", random_state=SEED),
         **{f"score_{s}": ScoreAttack(statistic=s, **common) for s in SCORE_NAMES},
-        "calibrated_loss": CalibratedAttack(n_reference=2, n_jobs=1, **common),
+        "calibrated_loss": CalibratedAttack(n_reference=2, n_jobs=N_JOBS, **common),
         "calibrated_confidence": CalibratedAttack(statistic="confidence", n_reference=2,
-                                                  n_jobs=1, **common),
-        "lira_offline": LiRAAttack(n_shadow=4, n_jobs=1, **common),
+                                                  n_jobs=N_JOBS, **common),
+        "lira_offline": LiRAAttack(n_shadow=4, n_jobs=N_JOBS, **common),
         "lira_offline_hinge_sized": LiRAAttack(n_shadow=8, statistic="hinge",
-                                               shadow_train_size=150, n_jobs=1, **common),
-        "lira_offline_holdout": LiRAAttack(n_shadow=4, calibration_share=0.25, n_jobs=1,
+                                               shadow_train_size=150, n_jobs=N_JOBS,
+                                               **common),
+        "lira_offline_holdout": LiRAAttack(n_shadow=4, calibration_share=0.25, n_jobs=N_JOBS,
                                            **common),
-        "lira_online": LiRAAttack(n_shadow=4, online=True, n_jobs=1, **common),
-        "rmia": RMIAAttack(n_reference=2, n_jobs=1, **common),
+        "lira_online": LiRAAttack(n_shadow=4, online=True, n_jobs=N_JOBS, **common),
+        "rmia": RMIAAttack(n_reference=2, n_jobs=N_JOBS, **common),
+        # n_jobs is CatBoost's thread count here, on which its models depend: kept at 1
         "quantile": QuantileAttack(n_jobs=1, device="cpu", **quick_quantile, **common),
         "quantile_logit_pinball": QuantileAttack(mode="pinball", statistic="logit", n_jobs=1,
                                                  device="cpu", **quick_quantile, **common),
@@ -157,7 +165,7 @@ def _attacks(game: str) -> dict[str, Any]:
     }
     if game == "breast_cancer_mlp":
         out["calibrated_gradient_norm"] = CalibratedAttack(
-            statistic="gradient_norm", n_reference=2, n_jobs=1, **common)
+            statistic="gradient_norm", n_reference=2, n_jobs=N_JOBS, **common)
         out["calibrated_forgetting"] = CalibratedAttack(
             calibration="forgetting", n_reference=2, forgetting_epochs=2, **common)
     return out
@@ -210,9 +218,9 @@ def _runners() -> dict[str, Any]:
     from tabmia.experiment import MembershipExperiment
 
     X, y = load_breast_cancer(return_X_y=True)
-    attacks = {"loss": LossAttack(), "lira": LiRAAttack(n_shadow=4, n_jobs=1),
-               "lira_online": LiRAAttack(n_shadow=4, online=True, n_jobs=1),
-               "rmia": RMIAAttack(n_reference=2, n_jobs=1)}
+    attacks = {"loss": LossAttack(), "lira": LiRAAttack(n_shadow=4, n_jobs=N_JOBS),
+               "lira_online": LiRAAttack(n_shadow=4, online=True, n_jobs=N_JOBS),
+               "rmia": RMIAAttack(n_reference=2, n_jobs=N_JOBS)}
     out: dict[str, Any] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -263,7 +271,8 @@ def _cli_runs() -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        rc = _cli(["audit", "--out", str(tmp_path / "game"), "--quiet", "--n-jobs", "1"])
+        rc = _cli(["audit", "--out", str(tmp_path / "game"), "--quiet",
+                   "--n-jobs", str(N_JOBS)])
         game = _read(tmp_path / "game" / "results.json", tmp_path)
         out["audit_built_in_game"] = {"exit": rc, **{k: _strip(game[k]) for k in (
             "context", "verdict", "target_accuracy", "at_own_threshold", "metrics")}}
@@ -279,14 +288,14 @@ def _cli_runs() -> dict[str, Any]:
                    str(tmp_path / "train.csv"), "--population", str(tmp_path / "pop.csv"),
                    "--label", "diagnosis", "--recipe", "random_forest", "--n-shadow", "8",
                    "--attacks", "loss,lira,lira_online,rmia,merlin", "--out",
-                   str(tmp_path / "own"), "--quiet", "--n-jobs", "1"])
+                   str(tmp_path / "own"), "--quiet", "--n-jobs", str(N_JOBS)])
         own = _read(tmp_path / "own" / "results.json", tmp_path)
         out["audit_model_file"] = {"exit": rc, **{k: _strip(own[k]) for k in (
             "context", "verdict", "target_accuracy", "at_own_threshold", "metrics")}}
         scores = pd.read_csv(tmp_path / "own" / "scores.csv.gz")
         out["audit_model_file"]["scores_csv"] = _frame_digest(scores)
         rc = _cli(["benchmark", "--datasets", "breast_cancer", "--quick", "--out",
-                   str(tmp_path / "bench"), "--quiet", "--n-jobs", "1", "--model",
+                   str(tmp_path / "bench"), "--quiet", "--n-jobs", str(N_JOBS), "--model",
                    "random_forest", "--no-html"])
         bench = _read(tmp_path / "bench" / "results.json", tmp_path)
         out["benchmark_quick"] = {"exit": rc, "datasets": _strip(bench["datasets"]),
@@ -369,7 +378,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="write this tree's hashes here")
     parser.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--n-jobs", type=int, default=1,
+                        help="jobs of every attack and command (default 1)")
     args = parser.parse_args()
+    global N_JOBS
+    N_JOBS = args.n_jobs
     if args.compare:
         return compare(*args.compare)
     if args.out is None:

@@ -45,7 +45,9 @@ _DEFAULT_PER_CORE = 2**28
 _DEFAULT_FLOOR = 2**31
 #: The least budget taken: below it, per-call overheads dominate any chunk.
 _MIN_BYTES = 2**20
-#: Chunks per parallel job, when the records allow that many whole batches: two, so
+#: Chunks per parallel job when the models score in worker processes (a joblib back end
+#: chosen; on threads the work is cut by :func:`tabmia.shadow._scoring.thread_shares`),
+#: when the records allow that many whole batches: two, so
 #: that a job slowed by other work holds the others up by half its share, while the
 #: models, sent with every chunk, travel only twice per job (8 HGB models: 1.8 MB, 0.09 s
 #: of pickling per chunk, a tenth of the chunk's scoring). Three shrinking waves of one

@@ -473,9 +473,10 @@ class ShadowPopulation(BaseEstimator):
     ) -> np.ndarray:
         """Score of every kept model on new labelled records.
 
-        The records are scored in chunks, in parallel on the population's ``n_jobs``
-        (joblib's workers, or the cluster of an enclosing ``joblib.parallel_config``),
-        each chunk by every model; the scores do not depend on the chunks or the jobs
+        The records are scored in parallel on the population's ``n_jobs``: threads of
+        this process, or, inside a ``joblib.parallel_config`` that chooses a back end,
+        its workers (processes, a Dask or Ray cluster), a chunk of records each; the
+        scores do not depend on the chunks, the jobs or where they run
         (:mod:`tabmia.shadow._scoring`).
 
         Parameters
