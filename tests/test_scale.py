@@ -108,6 +108,26 @@ def test_statistics_in_parallel_chunks_equal_one_model_after_another(
     assert np.array_equal(sequential, before) and np.array_equal(parallel, before)
 
 
+def test_records_with_categories_are_scored_in_processes(small_batches, monkeypatch):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = _data(800, seed=4)
+    frame = pd.DataFrame({"a": X[:, 0], "b": pd.Categorical(np.where(X[:, 1] > 0, "u", "v"))})
+    pop = ShadowPopulation(
+        HistGradientBoostingClassifier(max_iter=5, categorical_features="from_dtype"),
+        n_models=2, random_state=0, n_jobs=1,
+    ).fit(frame.iloc[:200], y[:200])
+    sequential = pop.statistics(frame.iloc[200:], y[200:])
+    threads = []
+    share = scoring._score_share
+    monkeypatch.setattr(scoring, "_score_share",
+                        lambda *a, **k: threads.append(1) or share(*a, **k))
+    pop.n_jobs = 2
+    # their values are converted in Python (holding the GIL): processes, not threads
+    assert np.array_equal(pop.statistics(frame.iloc[200:], y[200:], max_memory=4096), sequential)
+    assert threads == []
+
+
 @pytest.mark.parametrize("n_models, n, jobs", [
     (8, 500, 2), (9, 500, 2), (5, 64, 2), (3, 1000, 3), (2, 130, 2), (16, 10_000, 4),
 ])

@@ -5,20 +5,23 @@ The models' statistics on candidates are the bulk of a reference-model attack's 
 after another in this process on one core:
 
 - On this machine (no ``joblib.parallel_config`` back end chosen, or ``"threading"``),
-  ``n_jobs`` threads share the work. The grid of models x batches of records, read model
-  by model, is cut into one run of near-equal length per thread, so the threads finish
-  together whatever the number of models or records; nothing is copied or sent, and the
-  records stay where they are (no copy per job). The models' prediction runs in native
-  code that releases the GIL (trees, boosting libraries, BLAS, torch). A model is used
-  by one thread at a time (a lock each), so a model whose ``predict`` is not
-  thread-safe is still scored right. A model whose ``predict`` is Python code holding
-  the GIL gains nothing from the threads: score it in processes by choosing a back end,
+  on numeric records, ``n_jobs`` threads share the work. The grid of models x batches of
+  records, read model by model, is cut into one run of near-equal length per thread, so
+  the threads finish together whatever the number of models or records; nothing is
+  copied or sent. The models' prediction runs in native code that releases the GIL
+  (trees, boosting libraries, BLAS, torch). A model is used by one thread at a time (a
+  lock each), so a model whose ``predict`` is not thread-safe is still scored right. A
+  model whose ``predict`` is Python code holding the GIL gains nothing from the threads:
+  score it in processes by choosing a back end,
   ``with joblib.parallel_config(backend="loky"):``.
-- With a back end chosen (``"loky"``, or a Dask / Ray cluster), the work goes to
-  joblib's workers, one chunk of records per task with all the models. A chunk of
-  records moves to one worker once; the models, wrapped in one object, are scattered
-  once per call by joblib's Dask back end (it scatters any large argument that can be
-  weakly referenced, and reuses it across the call's tasks).
+- Records with category, string or object columns, or with a back end chosen
+  (``"loky"``, a Dask / Ray cluster): the work goes to joblib's workers, one chunk of
+  records per task with all the models. (Models convert such values in Python code that
+  holds the GIL, e.g. CatBoost's strings and their hashes: on threads, a CatBoost audit's
+  candidates scored slower than in processes.) A chunk of records moves to one worker
+  once; the models, wrapped in one object, are scattered once per call by joblib's Dask
+  back end (it scatters any large argument that can be weakly referenced, and reuses it
+  across the call's tasks).
 
 Each model scores a record from that record alone (trees, linear models, networks in
 evaluation mode), and every piece of records starts at a multiple of the models' own
@@ -34,8 +37,10 @@ from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from tabmia._array import is_categorical_dtype
 from tabmia._memory import chunk_bounds, record_bytes, release_freed_memory
 from tabmia._rows import n_rows, take_rows
 from tabmia.shadow._schedule import JobPlan
@@ -85,6 +90,17 @@ def _on_threads() -> bool:
 
     backend, _ = get_active_backend(prefer="threads")
     return isinstance(backend, ThreadingBackend)
+
+
+def _converted_in_python(X: Any) -> bool:
+    """Whether ``X`` has category, string or object columns. Models turn such values
+    into their own (CatBoost: strings, then hashes; one-hot encoders) in Python code
+    that holds the GIL, so threads would wait on each other: these records are scored
+    in processes."""
+    if isinstance(X, pd.DataFrame):
+        return any(is_categorical_dtype(dtype) for dtype in X.dtypes)
+    dtype = getattr(X, "dtype", None)
+    return dtype is None or is_categorical_dtype(dtype)
 
 
 def thread_shares(n_models: int, n: int, batch: int, jobs: int) -> list[list[tuple[int, slice]]]:
@@ -218,7 +234,7 @@ def score_models(
     if n == 0 or not models:
         return out
     jobs = 1 if plan.gpus else max(1, int(plan.n_jobs))
-    if jobs > 1 and len(models) >= jobs and _on_threads():
+    if jobs > 1 and len(models) >= jobs and _on_threads() and not _converted_in_python(X):
         _score_on_threads(models, X, y_idx, classes, statistic, plan, max_memory, out)
         return out
     row_bytes = _RECORD_COPIES * record_bytes(X) + 4 * len(models)
