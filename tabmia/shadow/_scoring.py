@@ -34,6 +34,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -169,25 +170,22 @@ def _score_on_threads(
     row_bytes = _THREAD_RECORD_COPIES * record_bytes(X) + 4
     locks = [threading.Lock() for _ in models]
     shares = thread_shares(len(models), n_rows(X), batch, jobs)
+    work = partial(
+        _score_share,
+        models=models,
+        locks=locks,
+        X=X,
+        y_idx=y_idx,
+        classes=classes,
+        statistic=statistic,
+        threads=plan.threads,
+        row_bytes=row_bytes,
+        budget=max_memory // jobs,
+        batch=batch,
+        out=out,
+    )
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [
-            pool.submit(
-                _score_share,
-                pieces,
-                models,
-                locks,
-                X,
-                y_idx,
-                classes,
-                statistic,
-                plan.threads,
-                row_bytes,
-                max_memory // jobs,
-                batch,
-                out,
-            )
-            for pieces in shares
-        ]
+        futures = [pool.submit(work, pieces) for pieces in shares]
         for future in futures:
             future.result()  # a thread's error is raised here
     release_freed_memory()  # the models' conversions of the records
