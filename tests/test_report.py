@@ -16,7 +16,12 @@ from tabmia import metrics as M
 from tabmia.attacks import LossAttack, ScoreAttack
 from tabmia.experiment import ExperimentResult, MembershipExperiment
 from tabmia.report.html import DP_VERDICT_COLUMN, riskiest_records, write_html_report
-from tabmia.report.plots import histogram_scale, plot_score_histograms
+from tabmia.report.plots import (
+    histogram_scale,
+    plot_roc,
+    plot_score_histograms,
+    visible_roc_points,
+)
 from tabmia.report.tables import format_scores
 from tabmia.report.verdict import own_threshold_summary, verdict_lines
 from tests._chromium import HeadlessChromium, find_chromium
@@ -213,6 +218,35 @@ def test_histograms_show_where_heavy_tailed_scores_overlap():
     assert labels["quantile"].startswith("attack score, asinh scale")
     assert fig.axes[1].get_xscale() == "asinh"
     assert any(t.startswith("own threshold 130") for t in fig.axes[0].get_legend_handles_labels()[1])
+
+
+def test_roc_plot_draws_the_curve_to_a_thousandth_of_a_decade_not_every_record():
+    rng = np.random.default_rng(0)
+    n = 200_000
+    member = np.r_[np.ones(n // 2, bool), np.zeros(n // 2, bool)]
+    # continuous scores with ties and a block of equal ones: runs of every length
+    score = np.round(rng.normal(size=n) + 0.3 * member, 5)
+    score[:50] = 9.0
+    fpr, tpr, _ = M.roc_curve(member, score)
+    kept = visible_roc_points(fpr, tpr)
+    assert kept[0] == 0 and kept[-1] == fpr.size - 1 and np.all(np.diff(kept) > 0)
+    with np.errstate(divide="ignore"):
+        cell = np.column_stack([np.floor(np.log10(fpr) * 1000), np.floor(np.log10(tpr) * 1000)])
+    # every point of the full curve is kept, or lies in the cell of the kept points on
+    # both sides of it: the drawn line leaves the curve only inside one cell
+    at = np.arange(fpr.size)
+    before = kept[np.searchsorted(kept, at, side="right") - 1]
+    after = kept[np.searchsorted(kept, at, side="left")]
+    inside = np.all(cell[before] == cell, axis=1) & np.all(cell[after] == cell, axis=1)
+    assert np.all((before == at) | inside)
+    # a rising curve crosses at most (decades of FPR + decades of TPR) x 1000 cells + 1
+    decades = np.log10(fpr[fpr > 0].max() / fpr[fpr > 0].min()) + np.log10(
+        tpr[tpr > 0].max() / tpr[tpr > 0].min())
+    assert kept.size <= 2 * (1000 * decades + 3) < fpr.size / 4
+    frame = pd.DataFrame({"attack": "a", "repeat": 0, "member": member, "score": score})
+    line = plot_roc(frame).axes[0].lines[0]
+    assert np.array_equal(line.get_xdata(), fpr[kept])
+    assert f"AUC {M.auc(member, score):.3f}" in line.get_label()
 
 
 # --------------------------------------------------------------- in a browser

@@ -8,10 +8,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from sklearn import metrics as skm
 
-from tabmia.metrics import auc, roc_curve
+from tabmia.metrics import roc_curve
 
-__all__ = ["plot_roc", "plot_score_histograms", "histogram_scale", "HistogramScale"]
+__all__ = [
+    "plot_roc",
+    "plot_score_histograms",
+    "histogram_scale",
+    "HistogramScale",
+    "visible_roc_points",
+]
 
 
 def _pyplot():
@@ -54,7 +61,9 @@ def plot_roc(
         s = group["score"].to_numpy(float)
         fpr, tpr, _ = roc_curve(member, s)
         floor = 1.0 / max((~member).sum(), 1)
-        ax.plot(fpr, tpr, label=f"{name} (AUC {auc(member, s):.3f})", lw=1.5)
+        shown = visible_roc_points(fpr, tpr)
+        # the area under every point: the AUC without a second sort of the scores
+        ax.plot(fpr[shown], tpr[shown], label=f"{name} (AUC {skm.auc(fpr, tpr):.3f})", lw=1.5)
     lo = floor if floor else 1e-4
     grid = np.logspace(np.log10(lo), 0, 50)
     ax.plot(grid, grid, "k--", lw=0.8, label="chance")
@@ -72,6 +81,45 @@ def plot_roc(
         fig.savefig(path, dpi=120)
         plt.close(fig)
     return fig
+
+
+#: Cells per decade of each log axis within which :func:`visible_roc_points` keeps only
+#: a run's first and last point: a figure of a few hundred pixels shows one to two hundred
+#: pixels per decade, so a cell is far below one pixel.
+_ROC_CELLS_PER_DECADE = 1000
+
+
+def visible_roc_points(fpr: np.ndarray, tpr: np.ndarray) -> np.ndarray:
+    """Indices of the ROC points a log-log plot can tell apart.
+
+    The points are cut into runs that fall into one cell of a grid of
+    ``_ROC_CELLS_PER_DECADE`` cells to a decade on both axes (zeros: a cell of their
+    own); each run keeps its first and last point. Two consecutive kept points are
+    then either neighbours on the full curve (their segment is drawn as it is) or the
+    ends of a run inside one cell, so the drawn curve departs from the full one only
+    within a cell, a thousandth of a decade. A ROC curve rises on both axes and never
+    comes back to a cell it left, so at most two points per cell crossed remain: a few
+    tens of thousands for any number of records, where matplotlib drew one point per
+    record before (several million per attack in a ten-million-record audit).
+
+    Parameters
+    ----------
+    fpr, tpr : ndarray
+        A ROC curve in order of decreasing threshold (both non-decreasing).
+
+    Returns
+    -------
+    ndarray of int
+        Indices into ``fpr`` / ``tpr``, ascending, including the first and last point.
+    """
+    with np.errstate(divide="ignore"):
+        cell_x = np.floor(np.log10(fpr) * _ROC_CELLS_PER_DECADE)
+        cell_y = np.floor(np.log10(tpr) * _ROC_CELLS_PER_DECADE)
+    starts = np.ones(fpr.size, dtype=bool)
+    starts[1:] = (cell_x[1:] != cell_x[:-1]) | (cell_y[1:] != cell_y[:-1])
+    ends = np.ones(fpr.size, dtype=bool)
+    ends[:-1] = starts[1:]
+    return np.flatnonzero(starts | ends)
 
 
 #: Largest share of a group's records one histogram bin may hold beyond the group's
