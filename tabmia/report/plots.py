@@ -234,7 +234,7 @@ def plot_score_histograms(
     """
     plt = _pyplot()
     data = scores if repeat is None else scores[scores["repeat"] == repeat]
-    names = list(dict.fromkeys(data["attack"]))
+    names = [str(name) for name in pd.unique(data["attack"])]  # in order of appearance
     ncols = min(3, len(names))
     nrows = int(np.ceil(len(names) / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.4 * nrows), squeeze=False)
