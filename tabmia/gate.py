@@ -30,18 +30,26 @@ Limits, as ``METRIC=LIMIT`` (what ``tabmia audit --fail-above`` takes):
 Over several attacks the largest risk decides: above if any attack shows it above, below
 only if all show it below. Each check names the attack that decided.
 
-The gate obeys the audit's verdict state (:func:`tabmia.report.state.verdict_state`):
-where the inputs contradict themselves (the training and population records look
-swapped, their labels differ beyond chance, an attack's AUC is below chance) no limit's
-check is evidence, and the gate cannot tell (exit status 3, even with
-``unresolved="pass"``) until the inputs are fixed or the user accepts the finding by name
-(``accept_warnings``; ``tabmia audit --accept-warning NAME``), which the result records.
+The gate's outcome is a function of the audit's verdict state
+(:func:`tabmia.report.state.verdict_state`) and the limits, never the other way round.
+Where the verdict cannot tell, for a cause it names (:attr:`VerdictState.causes`: the
+inputs contradict themselves, every attack's scores tie where its threshold falls
+(``ties``), no threshold kept its FPR (``fpr_not_kept``); the last two only for limits
+that read the attacks' thresholds, not an ``auc`` limit), no limit's check is
+evidence and the gate cannot tell (exit status 3, even with ``unresolved="pass"``) until
+the cause is fixed or the user accepts it by name (``accept_warnings``; ``tabmia audit
+--accept-warning NAME``), which the result records. A label-only audit of a model that
+also gives probabilities models a weaker attacker than the model allows: the gate can
+fail it, but passes it only when the user accepts that scope (``label_only``). Every line
+names the attacker the audit modelled (one who sees the model's decisions only, or its
+probabilities). A name accepted that the audit did not raise is said.
 
 A TPR limit is shown met only by attacks that could have flagged records at its FPR:
 where an attack's non-members tie at its highest unflagged score, more of them than the
 FPR allows (an overfit forest's loss of 0 on most records), its threshold flags nobody
 there, and the gate counts the training records that a random tie-break reaching the FPR
-would flag (:func:`tabmia.report.state.tie_reach`).
+would flag (:func:`tabmia.report.state.tie_reach`), its upper bound the one the verdict
+states (:func:`tabmia.report.state.tie_bound`).
 """
 
 from __future__ import annotations
@@ -54,8 +62,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.metrics import DEFAULT_DELTA, _epsilon_from_rates, clopper_pearson, empirical_epsilon
-from tabmia.report.state import VerdictState, own_threshold_summary, tie_reach, verdict_state
+from tabmia.metrics import DEFAULT_DELTA, _epsilon_from_rates, empirical_epsilon
+from tabmia.report.state import (
+    CAUSES,
+    CONTRADICTIONS,
+    LABEL_ONLY,
+    VerdictState,
+    own_threshold_summary,
+    tie_bound,
+    tie_reach,
+    verdict_state,
+)
 
 __all__ = [
     "EXIT_ABOVE",
@@ -187,9 +204,10 @@ class LimitCheck:
     reason: str
     attacks: list[dict[str, Any]] = field(default_factory=list)
 
-    def line(self) -> str:
-        """``tpr@0.01 <= 0.05: above: <reason>``."""
-        return f"{self.limit.name} <= {self.limit.limit:g}: {self.outcome}: {self.reason}"
+    def line(self, attacker_sees: str | None = None) -> str:
+        """``tpr@0.01 <= 0.05 (attacker sees probabilities): above: <reason>``."""
+        scope = f" (attacker sees {attacker_sees})" if attacker_sees else ""
+        return f"{self.limit.name} <= {self.limit.limit:g}{scope}: {self.outcome}: {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
         """The check as JSON-ready values (the ``gate`` entry of ``results.json``)."""
@@ -216,8 +234,9 @@ class GateResult:
     unresolved : {"fail", "pass"}
         What an unresolved limit returns.
     state : VerdictState, default=None
-        The audit's verdict state; where it says the inputs contradict themselves the
-        gate cannot tell, whatever the checks say.
+        The audit's verdict state; where it cannot tell (a cause not accepted) the gate
+        cannot tell, whatever the checks say, and a label-only scope not accepted keeps
+        it from passing.
     """
 
     checks: tuple[LimitCheck, ...]
@@ -226,8 +245,21 @@ class GateResult:
 
     @property
     def blocked_by(self) -> tuple[str, ...]:
-        """The findings (names) that keep the gate from deciding (none accepted)."""
-        return self.state.blocking if self.state is not None else ()
+        """The names that keep the gate from deciding, none accepted: the verdict's causes
+        of "cannot tell", and ``label_only`` where a label-only audit of a model with
+        probabilities would otherwise pass."""
+        if self.state is None:
+            return ()
+        # ties and broken FPR promises concern the thresholds: an AUC limit reads none
+        thresholds = any(c.limit.metric != "auc" for c in self.checks)
+        causes = tuple(n for n in self.state.causes if thresholds or n not in CAUSES)
+        scope = (LABEL_ONLY,) if self.state.scope_open and self.limits_outcome != "above" else ()
+        return causes + scope
+
+    @property
+    def attacker_sees(self) -> str | None:
+        """What the attacker the audit modelled sees (None without a state)."""
+        return self.state.attacker_sees if self.state is not None else None
 
     @property
     def limits_outcome(self) -> str:
@@ -264,40 +296,80 @@ class GateResult:
         return EXIT_BELOW if self.passed else EXIT_UNRESOLVED
 
     def lines(self) -> list[str]:
-        """One line per limit, the findings accepted, then the decision."""
-        accepted = self.state.accepted if self.state is not None else ()
+        """One line per limit, the names accepted (and those the audit did not raise),
+        then the decision."""
+        state = self.state
+        accepted = [n for n in state.accepted if n in state.raised] if state is not None else []
+        ignored = list(state.not_raised) if state is not None else []
         return (
-            [c.line() for c in self.checks]
+            [c.line(self.attacker_sees) for c in self.checks]
             + (
                 [f"accepted warnings (checked by the user, not deciding): {', '.join(accepted)}"]
                 if accepted
                 else []
             )
+            + (
+                [
+                    f"--accept-warning {', '.join(ignored)}: this audit raised no such "
+                    "finding, so there was nothing to accept"
+                ]
+                if ignored
+                else []
+            )
             + [self.summary()]
         )
 
-    def summary(self) -> str:
-        """The decision in one line, with the exit status."""
-        if self.blocked_by:
-            assert self.state is not None
-            return (
-                f"CANNOT TELL (exit status {EXIT_UNRESOLVED}): the inputs contradict "
-                f"themselves ({', '.join(self.blocked_by)}), so no limit's check above is "
-                f"evidence (they say {self.limits_outcome}). To fix: "
-                + "; ".join(self.state.fixes())
-                + ". Having checked, --accept-warning NAME "
-                "(accept_warnings=[NAME] in Python) lets the limits decide"
+    def _for_whom(self) -> str:
+        """The attacker the decision holds for, as a clause."""
+        state = self.state
+        if state is None:
+            return ""
+        if not state.labels_only:
+            return " for an attacker who sees the model's probabilities"
+        return " for an attacker who sees only the model's decisions" + (
+            f" ({LABEL_ONLY} accepted: the model's probabilities were not audited)"
+            if state.hidden_scores
+            else ""
+        )
+
+    def _blocked_summary(self) -> str:
+        assert self.state is not None
+        names = self.blocked_by
+        why = []
+        contradictions = [n for n in names if n in CONTRADICTIONS]
+        if contradictions:
+            why.append(f"the inputs contradict themselves ({', '.join(contradictions)})")
+        why += [f"{CAUSES[n][0]} ({n})" for n in names if n in CAUSES]
+        if LABEL_ONLY in names:
+            why.append(
+                "the audit modelled an attacker who sees only the model's decisions, but the "
+                f"model also gives probabilities, which no attack was given ({LABEL_ONLY})"
             )
+        return (
+            f"CANNOT TELL (exit status {EXIT_UNRESOLVED}): "
+            + "; ".join(why)
+            + f", so no limit's check above is evidence (they say {self.limits_outcome}). "
+            "To fix: "
+            + "; ".join(self.state.fixes(names))
+            + ". Having checked, --accept-warning NAME "
+            "(accept_warnings=[NAME] in Python) lets the limits decide"
+        )
+
+    def summary(self) -> str:
+        """The decision in one line, with the exit status and the attacker it holds for."""
+        if self.blocked_by:
+            return self._blocked_summary()
+        whom = self._for_whom()
         if self.outcome == "above":
             over = ", ".join(c.limit.name for c in self.checks if c.outcome == "above")
-            return f"FAIL (exit status {EXIT_ABOVE}): the audit shows {over} above the limit"
+            return f"FAIL (exit status {EXIT_ABOVE}): the audit shows {over} above the limit{whom}"
         if self.outcome == "below":
-            return f"PASS (exit status {EXIT_BELOW}): the audit shows every limit met"
+            return f"PASS (exit status {EXIT_BELOW}): the audit shows every limit met{whom}"
         open_ = ", ".join(c.limit.name for c in self.checks if c.outcome == "unresolved")
         if self.unresolved == "pass":
             return (
                 f"PASS (exit status {EXIT_BELOW}, --unresolved pass): the audit cannot "
-                f"tell whether {open_} is within its limit"
+                f"tell whether {open_} is within its limit{whom}"
             )
         return (
             f"CANNOT TELL (exit status {EXIT_UNRESOLVED}): the audit cannot tell whether "
@@ -313,8 +385,10 @@ class GateResult:
             "exit_status": self.exit_status,
             "unresolved": self.unresolved,
             "limits_outcome": self.limits_outcome,
+            "attacker_sees": self.attacker_sees,
             "blocked_by": list(self.blocked_by),
             "accepted_warnings": list(self.state.accepted if self.state else ()),
+            "accepted_not_raised": list(self.state.not_raised if self.state else ()),
             "checks": [c.to_dict() for c in self.checks],
         }
 
@@ -344,9 +418,10 @@ def evaluate_gate(
         ``tabmia audit --delta``), else :data:`tabmia.metrics.DEFAULT_DELTA`, the CLI's
         default.
     accept_warnings : iterable of str, default=()
-        Plausibility findings (by name: ``fit_gap``, ``label_shift``,
-        ``auc_below_chance``, ``label_only``) the user has checked and overrides; recorded
-        in the result.
+        Names the user has checked and overrides (:data:`tabmia.report.state.WARNING_NAMES`:
+        the findings ``fit_gap``, ``label_shift``, ``auc_below_chance``; the causes
+        ``ties``, ``fpr_not_kept``; the scope ``label_only``), each once; recorded in the
+        result, with those the audit did not raise.
 
     Returns
     -------
@@ -379,7 +454,7 @@ def evaluate_gate(
             continue
         summary = own_threshold_summary(metrics, confidence=_CONFIDENCE)
         checks.append(
-            _check_tpr(summary, lim, tie_reach(result.scores, lim.fpr or 0.0))
+            _check_tpr(summary, lim, tie_reach(result.scores, lim.fpr or 0.0), _CONFIDENCE)
             if lim.metric == "tpr"
             else _check_epsilon(summary, lim, delta)
         )
@@ -414,7 +489,9 @@ def _decide(limit: RiskLimit, rows: pd.DataFrame, describe: Any) -> LimitCheck:
     )
 
 
-def _check_tpr(summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame) -> LimitCheck:
+def _check_tpr(
+    summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame, confidence: float
+) -> LimitCheck:
     assert limit.fpr is not None  # a tpr@<fpr> limit names its FPR
     alpha, cap = float(limit.fpr), limit.limit
     aim = summary["fpr_target"].to_numpy(float)  # the FPR the threshold promises
@@ -434,17 +511,11 @@ def _check_tpr(summary: pd.DataFrame, limit: RiskLimit, ties: pd.DataFrame) -> L
     # its upper bound, not the threshold's, must be under the cap to show "below"
     ties = ties.reindex(summary.index)
     extra = ties["extra_tp"].fillna(0.0).to_numpy(float)
-    n_mem = summary["n_members"].to_numpy()
-    _, reach_high = clopper_pearson(
-        np.minimum(np.ceil(summary["tp"].to_numpy() + extra - 1e-9), n_mem).astype(int),
-        n_mem,
-        _CONFIDENCE,
-    )
     rows = pd.DataFrame(
         {
             "value": summary["tpr"],
             "low": summary["tpr_low"],
-            "high": np.maximum(summary["tpr_high"].to_numpy(), reach_high),
+            "high": tie_bound(summary, ties, confidence=confidence),
             "tpr_high": summary["tpr_high"],
             "tp": summary["tp"],
             "n_members": summary["n_members"],

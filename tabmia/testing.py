@@ -7,10 +7,11 @@ risk above a limit.
 The check is :func:`tabmia.gate.evaluate_gate`'s, the one ``tabmia audit --fail-above``
 makes: a limit passes when every attack's upper confidence bound is at or under it, fails
 when some attack's lower bound is over it, and is unresolved otherwise (failing, unless
-``unresolved="pass"``). Where the audit's inputs contradict themselves (its
-``findings``: swapped training and population records, labels that differ beyond
-chance, an AUC below chance) it cannot tell and fails, until the inputs are fixed or the
-finding is accepted by name (``accept_warnings=["fit_gap"]``).
+``unresolved="pass"``). Where the audit's verdict cannot tell (its inputs contradict
+themselves: swapped training and population records, labels that differ beyond chance,
+an AUC below chance; or every attack's scores tie at its FPR) it fails, until the cause
+is fixed or accepted by name (``accept_warnings=["fit_gap"]``); a label-only audit of a
+model with probabilities passes only with ``accept_warnings=["label_only"]``.
 """
 
 from __future__ import annotations
@@ -84,11 +85,11 @@ def assert_membership_risk(
     )
     if not gate.passed:
         if gate.blocked_by and gate.state is not None:
+            why = gate.summary().split(": ", 1)[1].split(", so no limit's check")[0]
             head = (
-                f"the audit cannot tell: the inputs contradict themselves "
-                f"({', '.join(gate.blocked_by)}), so no limit's check below is evidence "
+                f"the audit cannot tell: {why}, so no limit's check below is evidence "
                 f"(they say {gate.limits_outcome}). To fix: "
-                + "; ".join(gate.state.fixes())
+                + "; ".join(gate.state.fixes(gate.blocked_by))
                 + ". Having checked, accept_warnings=[NAME] lets the limits decide. The "
                 "limits' checks"
             )
@@ -99,5 +100,7 @@ def assert_membership_risk(
                 "the audit cannot tell whether membership risk is within the limit "
                 "(unresolved='pass' lets it pass)"
             )
-        raise AssertionError(head + ":\n" + "\n".join(f"  {c.line()}" for c in gate.checks))
+        raise AssertionError(
+            head + ":\n" + "\n".join(f"  {c.line(gate.attacker_sees)}" for c in gate.checks)
+        )
     return gate

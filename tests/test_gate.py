@@ -147,10 +147,11 @@ def test_epsilon_limit_matches_the_dp_check():
 def test_assert_membership_risk_in_a_test_suite():
     leak = _result([{"attack": "lira", "tp": 60, "n_members": 300, "fp": 3, "n_nonmembers": 300,
                      "auc": 0.8, "auc_low": 0.75, "auc_high": 0.85}])
-    with pytest.raises(AssertionError, match=r"(?s)above the limit:\n  tpr@0.01 <= 0.1: above: "
-                                             r"lira.*\n  auc <= 0.9: below"):
+    with pytest.raises(AssertionError, match=r"(?s)above the limit:\n  tpr@0.01 <= 0.1 "
+                                             r"\(attacker sees probabilities\): above: "
+                                             r"lira.*\n  auc <= 0.9 .*: below"):
         assert_membership_risk(leak, tpr_at_fpr={0.01: 0.1}, auc=0.9)
-    with pytest.raises(AssertionError, match=r"cannot tell .*\(unresolved='pass' lets it pass\):\n  tpr@0.01 <= 0.2: unresolved"):
+    with pytest.raises(AssertionError, match=r"cannot tell .*\(unresolved='pass' lets it pass\):\n  tpr@0.01 <= 0.2 \(attacker sees probabilities\): unresolved"):
         assert_membership_risk(leak, tpr_at_fpr=(0.01, 0.2))
     gate = assert_membership_risk(leak, tpr_at_fpr=(0.01, 0.2), unresolved="pass")
     assert gate.outcome == "unresolved" and gate.passed
@@ -200,11 +201,13 @@ def test_cli_gate_fails_a_leaking_model(audit_files, tmp_path, capsys):
                   "--fail-above", "auc=0.6", "--out", str(out))
     lines = _gate_lines(capsys.readouterr().err)
     assert code == EXIT_ABOVE == 1
-    assert lines[0].startswith("tabmia: gate: tpr@0.05 <= 0.1: above: loss at its own threshold "
+    assert lines[0].startswith("tabmia: gate: tpr@0.05 <= 0.1 (attacker sees probabilities): "
+                               "above: loss at its own threshold "
                                "aimed at FPR 0.05: TPR ")
-    assert lines[1].startswith("tabmia: gate: auc <= 0.6: above: loss's AUC 0.8")
+    assert lines[1].startswith("tabmia: gate: auc <= 0.6 (attacker sees probabilities): above: "
+                               "loss's AUC 0.8")
     assert lines[-1] == ("tabmia: gate: FAIL (exit status 1): the audit shows tpr@0.05, auc "
-                         "above the limit")
+                         "above the limit for an attacker who sees the model's probabilities")
     payload = json.loads((out / "results.json").read_text())
     assert payload["gate"]["outcome"] == "above" and payload["gate"]["exit_status"] == 1
     assert [c["metric"] for c in payload["gate"]["checks"]] == ["tpr@0.05", "auc"]
@@ -221,7 +224,8 @@ def test_cli_gate_passes_a_model_that_never_saw_the_records(audit_files, tmp_pat
                   "--fail-above", "tpr@0.05=0.15,auc=0.6", "--out", str(out))
     lines = _gate_lines(capsys.readouterr().err)
     assert code == EXIT_BELOW == 0
-    assert [line.split(": ")[2] for line in lines[:2]] == ["tpr@0.05 <= 0.15", "auc <= 0.6"]
+    assert [line.split(": ")[2] for line in lines[:2]] == [
+        "tpr@0.05 <= 0.15 (attacker sees probabilities)", "auc <= 0.6 (attacker sees probabilities)"]
     assert all(": below: every attack's" in line for line in lines[:2])
     assert lines[-1].startswith("tabmia: gate: PASS (exit status 0)")
     assert json.loads((out / "results.json").read_text())["gate"]["passed"] is True

@@ -94,21 +94,21 @@ def test_cli_contradicting_inputs_cannot_tell_under_a_gate(files, tmp_path, caps
 
 def test_cli_accept_warning_returns_the_decision_to_the_limits(files, tmp_path, capsys):
     out = tmp_path / "accepted"
+    # every loss attack is tie-blind here too: a cannot-tell of its own, accepted by name
     code = _audit(files, out, "pop.csv", "train.csv", "--fail-above", GATE,
-                  "--accept-warning", "fit_gap", "--accept-warning", "auc_below_chance")
+                  "--accept-warning", "fit_gap", "--accept-warning", "auc_below_chance,ties")
     lines = _gate_lines(capsys.readouterr().err)
     payload = json.loads((out / "results.json").read_text())
     gate = payload["gate"]
-    assert gate["blocked_by"] == [] and gate["accepted_warnings"] == ["fit_gap", "auc_below_chance"]
+    assert gate["blocked_by"] == []
+    assert gate["accepted_warnings"] == ["fit_gap", "auc_below_chance", "ties"]
     assert code == {"above": 1, "below": 0, "unresolved": 3}[gate["limits_outcome"]]
     assert gate["outcome"] == gate["limits_outcome"]
     assert "tabmia: gate: accepted warnings (checked by the user, not deciding): fit_gap, " \
-           "auc_below_chance" in lines
-    assert payload["config"]["accept_warnings"] == ["fit_gap", "auc_below_chance"]
+           "auc_below_chance, ties" in lines
+    assert payload["config"]["accept_warnings"] == ["fit_gap", "auc_below_chance", "ties"]
     state = payload["state"]
-    # no longer blocked by the findings (here every loss attack is tie-blind instead, which
-    # is a cannot-tell of its own)
-    assert state["cause"] != "the inputs contradict themselves"
+    assert state["cause"] != "the inputs contradict themselves" and state["causes"] == []
     assert state["accepted_warnings"] == gate["accepted_warnings"]
     assert all(f["accepted"] and not f["blocks"] for f in state["findings"])
     assert "<div class='finding accepted'><b>fit_gap</b> (accepted by the user" in \
@@ -136,8 +136,12 @@ def test_api_contradicting_inputs_cannot_tell(files):
                                              r"themselves \(fit_gap, auc_below_chance\)"):
         assert_membership_risk(swapped, tpr_at_fpr={0.05: 0.05}, auc=0.6)
     accepted = evaluate_gate(swapped, GATE, accept_warnings=["fit_gap", "auc_below_chance"])
-    assert accepted.outcome == accepted.limits_outcome and accepted.state.accepted == (
+    # the findings accepted, the ties (every loss attack blind at 5%) still block
+    assert accepted.blocked_by == ("ties",) and accepted.state.accepted == (
         "fit_gap", "auc_below_chance")
+    accepted = evaluate_gate(swapped, GATE,
+                             accept_warnings=["fit_gap", "auc_below_chance", "ties"])
+    assert accepted.outcome == accepted.limits_outcome
     with pytest.raises(ValueError, match="unknown warning 'swap'.*fit_gap, label_shift"):
         evaluate_gate(swapped, GATE, accept_warnings=["swap"])
     with pytest.warns(PlausibilityWarning):
@@ -152,6 +156,8 @@ def test_api_contradicting_inputs_cannot_tell(files):
     assert honest.findings == () and verdict_state(honest).blocking == ()
     assert verdict_state(honest).cause != "the inputs contradict themselves"
     gate = evaluate_gate(honest, GATE)
+    assert gate.blocked_by == ("ties",) and gate.exit_status == 3
+    gate = evaluate_gate(honest, GATE, accept_warnings=["ties"])
     assert gate.blocked_by == () and gate.outcome == gate.limits_outcome
 
 
@@ -201,8 +207,12 @@ def test_tied_scores_keep_a_tpr_limit_open(tied_forest):
     # the verdict says so rather than staying silent about a zero
     assert verdict_state(result).blind == ("loss",)
     lines = verdict_lines(result)
-    assert any(line.startswith("Flags nobody because its scores tie: loss (aimed at 5% FPR")
-               for line in lines)
+    tie_line = next(line for line in lines if line.startswith("Flags nobody"))
+    assert tie_line.startswith("Flags nobody because its scores tie (aimed at 5% FPR, of ")
+    assert "): loss (" in tie_line
+    # the bound the verdict states is the one the gate reads
+    bound = float(re.search(r"TPR up to (\d\.\d+)", tie_line).group(1))
+    assert bound == pytest.approx(check.high, abs=5e-4)
     # every attack blind at its FPR: the audit cannot tell, it does not read "not shown"
     assert verdict_state(result).state == "cannot tell"
     assert lines[0].startswith("Cannot tell at 5% FPR for ")
@@ -227,12 +237,14 @@ def test_tied_scores_cli_and_assert(tied_forest, tmp_path, capsys):
     assert "its scores tie at its threshold" in lines[0]
     assert "cannot show TPR under 0.06" in lines[0]
     payload = json.loads((out / "results.json").read_text())
-    assert payload["state"]["blind"] == ["loss"] and payload["gate"]["blocked_by"] == []
-    assert "Flags nobody because its scores tie: loss" in (out / "report.html").read_text()
+    assert payload["state"]["blind"] == ["loss"] and payload["gate"]["blocked_by"] == ["ties"]
+    assert "Flags nobody because its scores tie (aimed at 5% FPR" in \
+        (out / "report.html").read_text()
     result = audit_model(forest, pd.DataFrame(X_tr, columns=cols), y_tr,
                          pd.DataFrame(X_pop, columns=cols), y_pop, {"loss": LossAttack(fpr=0.05)})
-    with pytest.raises(AssertionError, match=r"cannot tell .*\n  tpr@0.05 <= 0.06: unresolved: "
-                                             r"loss .* its scores tie"):
+    with pytest.raises(AssertionError, match=r"cannot tell: every attack's scores tie .*\n  "
+                                             r"tpr@0.05 <= 0.06 \(attacker sees probabilities\)"
+                                             r": unresolved: loss .* its scores tie"):
         assert_membership_risk(result, tpr_at_fpr={0.05: 0.06})
 
 
@@ -431,3 +443,137 @@ def test_membership_experiment_records_an_auc_below_chance():
     assert [f.check for f in result.findings] == ["auc_below_chance"]
     assert verdict_state(result).state == CANNOT_TELL
     assert evaluate_gate(result, "auc=0.6").exit_status == EXIT_UNRESOLVED
+
+
+# ------------------------------------------- issue 38: the gate reads the verdict's state
+@pytest.fixture(scope="module")
+def label_files(files):
+    """One-hot probability files of the forest (the attacker sees only its decisions)."""
+    import joblib
+
+    forest = joblib.load(files / "model.joblib")
+    for name in ("train", "pop"):
+        X = pd.read_csv(files / f"{name}.csv").drop(columns=LABEL)
+        pd.DataFrame(np.eye(2)[forest.predict(X)], columns=["0", "1"]).to_csv(
+            files / f"{name}_onehot.csv", index=False)
+    return files
+
+
+def _payload(out):
+    return json.loads((out / "results.json").read_text())
+
+
+def test_label_only_gap_with_ties_cannot_tell_in_the_verdict_and_the_gate(files, tmp_path,
+                                                                            capsys):
+    """The issue's case: --label-only --attacks gap at 1% FPR; the verdict cannot tell, so
+    the gate exits 3 (it used to PASS on the tie-break bound), naming both causes."""
+    gate = ["--label-only", "--attacks", "gap", "--fpr", "0.01", "--fail-above",
+            "tpr@0.01=0.05"]
+    argv = ["audit", "--model-file", str(files / "model.joblib"), "--train",
+            str(files / "train.csv"), "--population", str(files / "pop.csv"), "--label", LABEL,
+            "--quiet"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main([*argv, *gate, "--out", str(tmp_path / "a")])
+    lines = _gate_lines(capsys.readouterr().err)
+    payload = _payload(tmp_path / "a")
+    assert payload["state"]["state"] == CANNOT_TELL and code == EXIT_UNRESOLVED
+    assert payload["state"]["causes"] == ["ties"] and payload["state"]["attacker_sees"] == \
+        "decisions only"
+    assert payload["gate"]["blocked_by"] == ["ties", "label_only"]
+    assert lines[0].startswith("tabmia: gate: tpr@0.01 <= 0.05 (attacker sees decisions only)")
+    assert lines[-1].startswith("tabmia: gate: CANNOT TELL (exit status 3): every attack's "
+                                "scores tie")
+    assert "(label_only)" in lines[-1]
+    # ties accepted: the label-only scope of a model with probabilities still needs accepting
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main([*argv, *gate, "--accept-warning", "ties", "--out", str(tmp_path / "b")])
+    lines = _gate_lines(capsys.readouterr().err)
+    assert code == EXIT_UNRESOLVED and _payload(tmp_path / "b")["gate"]["blocked_by"] == [
+        "label_only"]
+    # both accepted (one name repeated): the limits decide on the tie-break bound, which the
+    # verdict states too
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main([*argv, *gate, "--accept-warning", "ties,label_only",
+                     "--accept-warning", "ties", "--out", str(tmp_path / "c")])
+    lines = _gate_lines(capsys.readouterr().err)
+    payload = _payload(tmp_path / "c")
+    assert payload["gate"]["accepted_warnings"] == ["ties", "label_only"]
+    assert payload["state"]["state"] == NOT_SHOWN
+    bound = payload["state"]["tie_bounds"]["gap"]
+    check = payload["gate"]["checks"][0]
+    assert check["high"] == pytest.approx(bound)
+    assert f"at most {bound:.3f} of the 300 training records" in payload["verdict"][0]
+    expected = {"below": 0, "above": 1, "unresolved": 3}[payload["gate"]["limits_outcome"]]
+    assert code == expected
+    if code == 0:
+        assert lines[-1].endswith("for an attacker who sees only the model's decisions "
+                                  "(label_only accepted: the model's probabilities were not "
+                                  "audited)")
+
+
+def test_label_only_scope_of_a_model_with_probabilities_needs_accepting(files, tmp_path,
+                                                                         capsys):
+    """Default label-only attacks: the verdict says the probabilities are not covered; the
+    gate does not say a plain PASS for them, and --accept-warning label_only acts."""
+    argv = ["audit", "--model-file", str(files / "model.joblib"), "--train",
+            str(files / "train.csv"), "--population", str(files / "pop.csv"), "--label", LABEL,
+            "--quiet", "--label-only", "--attacks", "gap,noise_robustness", "--fpr", "0.05",
+            "--fail-above", "tpr@0.05=0.9"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main([*argv, "--out", str(tmp_path / "a")])
+    lines = _gate_lines(capsys.readouterr().err)
+    payload = _payload(tmp_path / "a")
+    assert payload["state"]["hidden_scores"] and payload["gate"]["limits_outcome"] == "below"
+    assert "not covered by this audit" in payload["verdict"][0]
+    assert code == EXIT_UNRESOLVED and "label_only" in payload["gate"]["blocked_by"]
+    assert all("(attacker sees decisions only)" in line for line in lines[:-1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main([*argv, "--accept-warning", "label_only,ties", "--out", str(tmp_path / "b")])
+    lines = _gate_lines(capsys.readouterr().err)
+    assert code == 0 and "label_only accepted" in lines[-1]
+    assert "(label_only accepted" in (tmp_path / "b" / "report.html").read_text()
+
+
+def test_one_hot_files_with_the_loss_attack_give_one_state(label_files, tmp_path, capsys):
+    out = tmp_path / "onehot"
+    code = main(["audit", "--train", str(label_files / "train.csv"), "--population",
+                 str(label_files / "pop.csv"), "--label", LABEL, "--train-proba",
+                 str(label_files / "train_onehot.csv"), "--population-proba",
+                 str(label_files / "pop_onehot.csv"), "--attacks", "loss", "--quiet",
+                 "--fail-above", "tpr@0.01=0.05", "--out", str(out)])
+    capsys.readouterr()
+    payload = _payload(out)
+    assert payload["state"]["state"] == CANNOT_TELL and payload["state"]["labels_only"]
+    assert code == EXIT_UNRESOLVED and payload["gate"]["outcome"] == "unresolved"
+    assert payload["gate"]["blocked_by"] == payload["state"]["causes"] == ["ties"]
+
+
+def test_accepting_a_finding_the_audit_did_not_raise_is_said(files, tmp_path, capsys):
+    out = tmp_path / "honest"
+    code = _audit(files, out, "train.csv", "pop.csv", "--fail-above", "auc=0.99",
+                  "--accept-warning", "label_shift,label_shift")
+    lines = _gate_lines(capsys.readouterr().err)
+    payload = _payload(out)
+    assert code == 0
+    assert payload["config"]["accept_warnings"] in (["label_shift"], ["label_shift",
+                                                                      "label_shift"])
+    assert payload["state"]["accepted_warnings"] == ["label_shift"]
+    assert payload["state"]["accepted_not_raised"] == ["label_shift"]
+    assert ("tabmia: gate: --accept-warning label_shift: this audit raised no such finding, so "
+            "there was nothing to accept") in lines
+    assert any(line.startswith("Accepted by the user but not raised by this audit")
+               for line in payload["verdict"])
+
+
+def test_missing_data_file_keeps_the_loaders_hints(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TABMIA_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("TABMIA_OFFLINE", "1")
+    assert main(["audit", "--dataset", "adult", "--quiet", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tabmia: error: UCI Adult: data file not found")
+    assert "TABMIA_DATA" in err[0]

@@ -65,6 +65,20 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def missing_data_line(exc: BaseException) -> str:
+    """A :class:`~tabmia.exceptions.DataNotFoundError` as one line: where it looked, and
+    the loader's hints on where to place the file (``TABMIA_DATA``) and how to fetch it."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    hints = [
+        line[0].lower() + line[1:].rstrip(".")
+        for line in lines[1:]
+        if line.startswith(("Place ", "Download"))
+    ]
+    return "; ".join([lines[0], *hints])
+
+
 # ------------------------------------------------------------------ content
 def sniff(path: Path) -> str:
     """What a file is by its first bytes: a name from ``_MAGIC``, ``"text"`` or

@@ -100,6 +100,8 @@ def add_benchmark_parser(sub: Any) -> argparse.ArgumentParser:
 def run_benchmark_command(args: argparse.Namespace, usage_error: type[Exception]) -> int:
     """Run ``tabmia benchmark`` with parsed arguments; returns the exit status."""
     from tabmia.benchmark import run_benchmark
+    from tabmia.cli._inputs import missing_data_line
+    from tabmia.datasets import DataNotFoundError
 
     if not args.datasets:
         raise usage_error("--datasets is required (on the command line or in --config)")
@@ -126,7 +128,9 @@ def run_benchmark_command(args: argparse.Namespace, usage_error: type[Exception]
             html=not args.no_html,
             command="tabmia " + " ".join(sys.argv[1:]),
         )
-    except (ValueError, FileNotFoundError) as exc:  # FileNotFoundError: DataNotFoundError
+    except DataNotFoundError as exc:
+        raise usage_error(missing_data_line(exc)) from exc
+    except (ValueError, FileNotFoundError) as exc:
         raise usage_error(str(exc).splitlines()[0]) from exc
     res = result.results
     if not args.quiet:

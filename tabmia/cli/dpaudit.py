@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from tabmia.cli._args import add_command, fraction_or_count
-from tabmia.cli._inputs import UsageError, check_out_folder, first_line, read_table, split_label
+from tabmia.cli._inputs import (
+    UsageError,
+    check_out_folder,
+    first_line,
+    missing_data_line,
+    read_table,
+    split_label,
+)
 
 __all__ = ["add_dpaudit_parser", "run_dpaudit_command"]
 
@@ -170,7 +177,9 @@ def _load_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
 
         try:
             bunch = load_dataset(args.data)
-        except (DataNotFoundError, ValueError, KeyError) as exc:
+        except DataNotFoundError as exc:
+            raise UsageError(f"--data {args.data}: {missing_data_line(exc)}") from exc
+        except (ValueError, KeyError) as exc:
             raise UsageError(f"--data {args.data}: {first_line(exc)}") from exc
         X, y = bunch.data, np.asarray(bunch.target)
     if args.max_records is not None and n_rows(X) > args.max_records:

@@ -18,14 +18,22 @@ them decides on its own. It decides from:
   given;
 - ties: an attack whose non-members tie at its highest unflagged score, more of them
   than its FPR allows, cannot flag anyone there at that FPR (:func:`tie_reach`); its
-  "nobody flagged" is said, and the gate does not read it as a TPR under a limit.
+  "nobody flagged" is said with the bound a random tie-break reaching the FPR gives
+  (:func:`tie_bound`), the same bound the gate reads.
+
+Every cause of "cannot tell" has a name (:data:`CAUSES`), and so does the scope of a
+label-only audit of a model that also gives probabilities (``label_only``): the gate
+(:mod:`tabmia.gate`) decides nothing while one of them stands, until the user accepts it
+by name (``accept_warnings``). Accepting a name the audit did not raise is recorded as
+such (:attr:`VerdictState.not_raised`).
 
 The states:
 
 - ``"cannot tell"``: an unaccepted contradiction, or every attack flags more
-  non-members than the FPR it aimed at allows (no threshold kept its promise), or every
-  attack flags nobody because its scores tie where its threshold falls (it could not
-  have flagged anyone at that FPR);
+  non-members than the FPR it aimed at allows (no threshold kept its promise:
+  ``fpr_not_kept``), or every attack flags nobody because its scores tie where its
+  threshold falls (it could not have flagged anyone at that FPR: ``ties``), each unless
+  accepted by name;
 - ``"risk shown"``: the strongest attack (:data:`STRONGEST_RULE`) flags training records
   more often than non-members beyond chance (its TPR's 95% lower bound above its FPR's
   upper bound);
@@ -46,6 +54,7 @@ from tabmia.metrics import clopper_pearson
 
 __all__ = [
     "CANNOT_TELL",
+    "CAUSES",
     "CONTRADICTIONS",
     "NOT_SHOWN",
     "SHOWN",
@@ -54,6 +63,7 @@ __all__ = [
     "VerdictState",
     "check_warning_names",
     "own_threshold_summary",
+    "tie_bound",
     "tie_reach",
     "verdict_state",
 ]
@@ -73,9 +83,28 @@ CONTRADICTIONS = {
     "auc_below_chance": "check that the training and population records are not swapped, the "
     "labels are right and the attack's scores are not inverted",
 }
-#: Every finding's name (:mod:`tabmia.plausibility`): what ``accept_warnings`` takes.
-#: ``label_only`` (one-hot outputs) does not block: it changes the attacker the audit models.
-WARNING_NAMES = (*CONTRADICTIONS, "label_only")
+#: The causes of "cannot tell" that are not about the inputs: name -> (what happened,
+#: what to do). Accepting one lets the gate decide from the limits' own checks.
+CAUSES = {
+    "ties": (
+        ALL_TIED + ", so none could flag a single training record at the FPR it aimed at",
+        "run an attack whose scores separate the records at that FPR, aim at a larger FPR "
+        "or give more public records; having checked, accepting it lets the gate read the "
+        "bound a random tie-break reaching the FPR gives",
+    ),
+    "fpr_not_kept": (
+        "no attack's threshold kept the FPR it aimed at",
+        "give the attacks more public records, drawn like the candidates",
+    ),
+}
+#: The scope of a label-only audit of a model that also gives probabilities: the gate
+#: passes it only when the user accepts that scope by this name.
+LABEL_ONLY = "label_only"
+#: Every name ``accept_warnings`` takes: the plausibility findings
+#: (:mod:`tabmia.plausibility`), the other causes of "cannot tell" and the label-only
+#: scope. ``label_only`` is also the finding of one-hot outputs, which changes the
+#: attacker the audit models and blocks nothing.
+WARNING_NAMES = (*CONTRADICTIONS, LABEL_ONLY, *CAUSES)
 
 #: How the verdict picks "the strongest attack", in the words the report prints.
 STRONGEST_RULE = (
@@ -87,14 +116,16 @@ STRONGEST_RULE = (
 
 
 def check_warning_names(names: Iterable[str]) -> tuple[str, ...]:
-    """``names`` as a tuple, each a finding's name (:data:`WARNING_NAMES`).
+    """``names`` as a tuple, each a finding's name (:data:`WARNING_NAMES`), each once.
 
     Raises
     ------
     ValueError
         Naming an unknown name and the known ones.
     """
-    out = tuple(str(n).strip() for n in ([names] if isinstance(names, str) else names))
+    out = tuple(
+        dict.fromkeys(str(n).strip() for n in ([names] if isinstance(names, str) else names))
+    )
     unknown = [n for n in out if n not in WARNING_NAMES]
     if unknown:
         raise ValueError(
@@ -240,6 +271,35 @@ def tie_reach(scores: pd.DataFrame, fpr: float | pd.Series) -> pd.DataFrame:
     return out
 
 
+def tie_bound(summary: pd.DataFrame, ties: pd.DataFrame, *, confidence: float = 0.95) -> pd.Series:
+    """Per attack, the TPR's upper bound once its ties are broken at random to reach the FPR.
+
+    The Clopper-Pearson upper bound of the training records flagged at the attack's own
+    threshold plus those a random tie-break adds (``extra_tp`` of :func:`tie_reach`,
+    rounded up), never below the bound without ties. The verdict states it for an
+    attack that flags nobody because its scores tie; the gate reads it in place of the
+    TPR's own upper bound, so both say the same number.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        :func:`own_threshold_summary`.
+    ties : DataFrame
+        :func:`tie_reach` at the FPR in question.
+    confidence : float, default=0.95
+
+    Returns
+    -------
+    Series
+        Indexed like ``summary``.
+    """
+    extra = ties["extra_tp"].reindex(summary.index).fillna(0.0).to_numpy(float)
+    n_mem = summary["n_members"].to_numpy()
+    reached = np.minimum(np.ceil(summary["tp"].to_numpy() + extra - 1e-9), n_mem).astype(int)
+    _, high = clopper_pearson(reached, n_mem, confidence)
+    return pd.Series(np.maximum(summary["tpr_high"].to_numpy(float), high), index=summary.index)
+
+
 @dataclass(frozen=True)
 class VerdictState:
     """The audit's decision (:func:`verdict_state`).
@@ -248,14 +308,21 @@ class VerdictState:
     ----------
     state : {"risk shown", "risk not shown", "cannot tell"}
     cause : str
-        Why it cannot tell (empty otherwise): "the inputs contradict themselves", or that
-        no threshold kept its FPR promise.
+        Why it cannot tell (empty otherwise): "the inputs contradict themselves", that
+        no threshold kept its FPR promise, or that every attack's scores tie.
     findings : tuple of Finding
         Every plausibility finding of the audit.
     blocking : tuple of str
         The findings (names) that make it cannot tell: contradictions not accepted.
     accepted : tuple of str
-        The findings the user accepted by name (``accept_warnings``).
+        The names the user accepted (``accept_warnings``), each once.
+    causes : tuple of str
+        Every name (:data:`WARNING_NAMES`) that keeps the state "cannot tell", not
+        accepted: ``blocking``, then ``fpr_not_kept`` or ``ties`` (:data:`CAUSES`).
+    raised : tuple of str
+        Every name the audit raised, accepted or not: the findings', ``ties``,
+        ``fpr_not_kept``, and ``label_only`` for a label-only audit of a model with
+        probabilities.
     strongest : str or None
         The strongest attack (:data:`STRONGEST_RULE`); None when no attack flags members
         more often than non-members.
@@ -269,6 +336,9 @@ class VerdictState:
         (:func:`tie_reach`).
     silent_seeds : dict of str -> list of int
         Attacks that flagged no record in some repeats (not all), and which.
+    tie_bounds : dict of str -> float
+        For each attack in ``blind``, its TPR's upper bound with the ties broken at random
+        to reach its FPR (:func:`tie_bound`).
     """
 
     state: str
@@ -281,15 +351,46 @@ class VerdictState:
     hidden_scores: bool = False
     blind: tuple[str, ...] = ()
     silent_seeds: dict | None = None
+    causes: tuple[str, ...] = ()
+    raised: tuple[str, ...] = ()
+    tie_bounds: dict | None = None
 
     @property
     def contradicted(self) -> bool:
         """Whether an unaccepted finding makes the inputs contradict themselves."""
         return bool(self.blocking)
 
-    def fixes(self) -> list[str]:
-        """What to fix, one line per blocking finding."""
-        return [f"{name}: {CONTRADICTIONS[name]}" for name in self.blocking]
+    @property
+    def scope_open(self) -> bool:
+        """Whether the audit modelled a decisions-only attacker of a model that gives
+        probabilities, a scope the user has not accepted (``label_only``)."""
+        return self.hidden_scores and LABEL_ONLY not in self.accepted
+
+    @property
+    def not_raised(self) -> tuple[str, ...]:
+        """Names the user accepted that the audit did not raise: nothing to accept."""
+        return tuple(n for n in self.accepted if n not in self.raised)
+
+    @property
+    def attacker_sees(self) -> str:
+        """What the modelled attacker sees: ``"decisions only"`` or ``"probabilities"``."""
+        return "decisions only" if self.labels_only else "probabilities"
+
+    def fixes(self, names: Iterable[str] | None = None) -> list[str]:
+        """What to do, one line per name (by default the blocking findings)."""
+        out = []
+        for name in self.blocking if names is None else names:
+            if name in CONTRADICTIONS:
+                out.append(f"{name}: {CONTRADICTIONS[name]}")
+            elif name in CAUSES:
+                out.append(f"{name}: {CAUSES[name][1]}")
+            elif name == LABEL_ONLY:
+                out.append(
+                    f"{LABEL_ONLY}: audit the model's probabilities too (drop --label-only; "
+                    "give the model or its probabilities), or, where only its decisions are "
+                    "ever released, accept this scope"
+                )
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The state as results.json stores it."""
@@ -299,9 +400,13 @@ class VerdictState:
             "strongest": self.strongest,
             "labels_only": self.labels_only,
             "hidden_scores": self.hidden_scores,
+            "attacker_sees": self.attacker_sees,
             "blind": list(self.blind),
+            "tie_bounds": {k: float(v) for k, v in (self.tie_bounds or {}).items()},
             "silent_seeds": dict(self.silent_seeds or {}),
+            "causes": list(self.causes),
             "accepted_warnings": list(self.accepted),
+            "accepted_not_raised": list(self.not_raised),
             "findings": [
                 {
                     "name": f.check,
@@ -324,8 +429,10 @@ def verdict_state(
     ----------
     result : ExperimentResult
     accept_warnings : iterable of str, default=()
-        Findings (by name, :data:`WARNING_NAMES`) the user has checked and overrides: a
-        contradiction accepted no longer makes the audit "cannot tell".
+        Names (:data:`WARNING_NAMES`) the user has checked and overrides: a contradiction,
+        ``ties`` or ``fpr_not_kept`` accepted no longer makes the audit "cannot tell"
+        (with ``ties`` accepted, an audit whose every attack is blind at its FPR reads
+        "risk not shown" with the tie-break bound).
     confidence : float, default=0.95
         Of the intervals.
 
@@ -361,6 +468,7 @@ def verdict_state(
         for a in summary.index
         if a in ties.index and bool(ties.at[a, "blind"]) and summary.at[a, "tp"] == 0
     )
+    bounds = tie_bound(summary, ties, confidence=confidence) if len(ties) else None
     silent = {
         a: [i for i, tp in enumerate(r["tp_per_seed"]) if tp == 0]
         for a, r in summary.iterrows()
@@ -369,14 +477,24 @@ def verdict_state(
     shown = (
         strongest is not None and best["promise"] != "broken" and best["tpr_low"] > best["fpr_high"]
     )
+    all_tied = not shown and bool(blind) and set(blind) == set(summary.index)
+    raised = tuple(
+        dict.fromkeys(
+            [f.check for f in findings]
+            + (["fpr_not_kept"] if all_broken else [])
+            + (["ties"] if all_tied else [])
+            + ([LABEL_ONLY] if hidden else [])
+        )
+    )
     state, cause = (SHOWN, "") if shown else (NOT_SHOWN, "")
-    if not shown and blind and set(blind) == set(summary.index):
+    causes: tuple[str, ...] = ()
+    if all_tied and "ties" not in accepted:
         # no attack could flag anyone at its FPR: "not shown" would read as "no leak"
-        state, cause = CANNOT_TELL, ALL_TIED
-    if all_broken:
-        state, cause = CANNOT_TELL, "no attack's threshold kept the FPR it aimed at"
+        state, cause, causes = CANNOT_TELL, ALL_TIED, ("ties",)
+    if all_broken and "fpr_not_kept" not in accepted:
+        state, cause, causes = CANNOT_TELL, CAUSES["fpr_not_kept"][0], ("fpr_not_kept",)
     if blocking:
-        state, cause = CANNOT_TELL, "the inputs contradict themselves"
+        state, cause, causes = CANNOT_TELL, "the inputs contradict themselves", blocking
     return VerdictState(
         state,
         cause,
@@ -388,6 +506,9 @@ def verdict_state(
         hidden_scores=hidden,
         blind=blind,
         silent_seeds=silent,
+        causes=causes,
+        raised=raised,
+        tie_bounds={a: float(bounds[a]) for a in blind} if bounds is not None else {},
     )
 
 

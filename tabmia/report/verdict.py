@@ -41,16 +41,20 @@ __all__ = [
 
 
 def model_description(target: Any) -> str:
-    """A short name of the audited model (the estimator's class, a pipeline's last step)."""
-    from tabmia.target import PrecomputedProbabilities
+    """A short name of the audited model, by what the user gave: the estimator's class (a
+    pipeline's last step), "predict-only" where it has no probabilities, or the saved
+    probabilities or labels."""
+    from tabmia.target import PrecomputedLabels, PrecomputedProbabilities
 
     model = getattr(target, "model", target)  # TargetModel wraps the user's model
     if isinstance(model, PrecomputedProbabilities):
         return "precomputed probabilities"
+    if isinstance(model, PrecomputedLabels):
+        return "saved predicted labels"
     steps = getattr(model, "steps", None)
-    if steps:
-        return f"{type(steps[-1][1]).__name__} (in a Pipeline)"
-    return type(model).__name__
+    name = f"{type(steps[-1][1]).__name__} (in a Pipeline)" if steps else type(model).__name__
+    kind = getattr(target, "_kind", None)
+    return f"predict-only {name}" if kind == "predict" else name
 
 
 def attack_recipes(attack: Any) -> list[str]:
@@ -102,6 +106,25 @@ def shadow_recipe(result: Any, label: str | None = None) -> str | None:
     if label is not None:
         return label
     return ", ".join(sorted(names))
+
+
+def _target_description(target: Any) -> str:
+    """The audited model as the verdict names it (a model, or saved outputs of one)."""
+    from tabmia.target import as_target
+
+    try:
+        name = model_description(as_target(target))
+    except (TypeError, ValueError):
+        name = model_description(target)
+    return name if name.startswith(("saved", "precomputed")) else f"{name} model"
+
+
+def _article(name: str) -> str:
+    """``name`` with its article: "a RandomForestClassifier model", "saved predicted
+    labels of a model"."""
+    if name.startswith(("saved", "precomputed")):
+        return f"the {name} of a model"
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
 
 
 def _rate(v: float, lo: float, hi: float) -> str:
@@ -162,7 +185,7 @@ def verdict_lines(
     first = metrics[metrics["attack"] == best_name].iloc[0]
     n_mem, n_neg = int(first["n_members"]), int(first["n_nonmembers"])
     model = context.get("target") or (
-        model_description(result.targets[0])
+        _target_description(result.targets[0])
         if result.targets
         else context.get("model", "the model")
     )
@@ -197,8 +220,13 @@ def verdict_lines(
     lines.append(_ranking_line(summary, n_mem))
     seeds = f", over {n_seeds} seeds (counts pooled)" if n_seeds > 1 else ""
     recipe = context.get("shadow recipe") or shadow_recipe(result)
+    if state.not_raised:
+        lines.append(
+            f"Accepted by the user but not raised by this audit (nothing to accept): "
+            f"{', '.join(state.not_raised)}."
+        )
     lines.append(
-        f"What was attacked: a {model} model trained on {data}; each attack scored "
+        f"What was attacked: {_article(model)} trained on {data}; each attack scored "
         f"{n_mem} members (training records) and {n_neg} non-members it never saw{seeds}"
         + (f"; shadow / reference models were trained with {recipe}." if recipe else ".")
     )
@@ -332,8 +360,15 @@ def _risk_statement(
         return (
             f"Cannot tell{at} for {attacker}: every attack's scores tie where its threshold "
             f"falls, so none could flag a single training record at the FPR it aimed at "
-            f"(the ties are listed below); an attack whose scores separate the records "
-            f"(LiRA, RMIA) or a larger FPR can tell.{more}"
+            f"(the ties are listed below); {_separating_advice(state)}.{more}"
+        )
+    if state.blind and set(state.blind) >= {name} and nothing_flagged:
+        bound = max((state.tie_bounds or {}).values(), default=best["tpr_high"])
+        return (
+            f"Risk not shown{at} for {attacker} (ties accepted): every attack's scores tie "
+            f"where its threshold falls, so none flags a training record there; broken at "
+            f"random to reach the FPR, the ties would single out at most {bound:.3f} of the "
+            f"{n_pos} training records (95% upper bound, the bound the gate reads).{more}"
         )
     if best["promise"] == "broken" and state.strongest is not None:
         return (
@@ -378,6 +413,21 @@ def _risk_statement(
     )
 
 
+def _separating_advice(state: VerdictState) -> str:
+    """What can tell where every attack's scores tie: attacks that can run on what the
+    attacker sees."""
+    if state.labels_only:
+        return (
+            "an attack that separates the records from labels alone (noise_robustness, "
+            "noise_robustness_calibrated or boundary_distance, which query noisy copies of "
+            "the records), a larger FPR or more public records can tell"
+        )
+    return (
+        "an attack whose scores separate the records (lira, lira_online, rmia), a larger "
+        "FPR or more public records can tell"
+    )
+
+
 def _whole(value: float) -> int:
     """An average count as whole records (half up)."""
     return int(np.floor(value + 0.5))
@@ -388,20 +438,29 @@ def _silent_lines(state: VerdictState, summary: pd.DataFrame, scores: pd.DataFra
     lines = []
     if state.blind:
         ties = tie_reach(scores, summary["fpr_target"])
+        first = summary.loc[state.blind[0]]
+        n_neg = int(first["n_nonmembers"]) // int(first["n_seeds"])
+        aims = {_pct(summary.at[a, "fpr_target"]) for a in state.blind}
+        same_aim = len(aims) == 1
+        bounds = state.tie_bounds or {}
         parts = []
         for a in state.blind:
             r, t = summary.loc[a], ties.loc[a]
+            aim = "" if same_aim else f"aimed at {_pct(r['fpr_target'])} FPR, "
+            bound = f", TPR up to {bounds[a]:.3f}" if a in bounds else ""
             parts.append(
-                f"{a} (aimed at {_pct(r['fpr_target'])} FPR: {int(t['tied'])} of "
-                f"{int(r['n_nonmembers']) // int(r['n_seeds'])} non-members share its "
-                f"highest unflagged score; broken at random, the tie would flag about "
-                f"{_whole(t['extra_tp'] / int(r['n_seeds']))} training records per seed)"
+                f"{a} ({aim}{int(t['tied'])} tied; about "
+                f"{_whole(t['extra_tp'] / int(r['n_seeds']))} training records per seed{bound})"
             )
+        aim_all = f"aimed at {next(iter(aims))} FPR, " if same_aim else ""
         lines.append(
-            "Flags nobody because its scores tie: " + "; ".join(parts) + ". More of "
-            "those tied non-members than the FPR allows would be flagged with them, so "
-            "no threshold of the attack can flag anyone there: its zero says nothing "
-            "about the model at that FPR."
+            f"Flags nobody because its scores tie ({aim_all}of {n_neg} non-members, how many "
+            "share the highest unflagged score; broken at random to reach the FPR, how many "
+            "training records the tie would flag, and the TPR's 95% upper bound then): "
+            + "; ".join(parts)
+            + ". More of those tied non-members than the FPR allows would be flagged with "
+            "them, so no threshold of these attacks can flag anyone there: their zero says "
+            "nothing about the model at that FPR."
         )
     for a, seeds in (state.silent_seeds or {}).items():
         if a in state.blind:
