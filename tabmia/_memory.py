@@ -7,6 +7,14 @@ copy of its chunk. It is written as a number of bytes, a size with a unit (``"8G
 ``"512 MiB"``, ``"1.5g"``) or a share of this machine's memory (``"25%"``); None means
 256 MiB per core, at least 2 GiB and at most half of this machine's memory
 (:func:`resolve_max_memory`).
+
+Where the budget has a floor: a budget below 1 MiB (:data:`_MIN_BYTES`) is refused
+when it is parsed, before any training. Above it, a chunk of records is never smaller
+than one batch of the models' own (up to 65,536 records, so that chunking leaves the
+models' inputs as they were): where that batch needs more than the budget, which
+depends on the models, the records' columns and the jobs and is known only when they
+are scored, scoring holds what the batch needs and says so once
+(:func:`warn_over_budget`, a :class:`~tabmia.exceptions.MemoryBudgetWarning`).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -23,6 +32,7 @@ import scipy.sparse as sp
 from sklearn.utils import gen_batches
 
 from tabmia._rows import n_rows, take_rows
+from tabmia.exceptions import MemoryBudgetWarning
 
 __all__ = [
     "chunk_bounds",
@@ -31,6 +41,7 @@ __all__ = [
     "release_freed_memory",
     "resolve_max_memory",
     "total_memory",
+    "warn_over_budget",
 ]
 
 # decimal and binary units alike, the way people write them ("8GB", "8G", "8GiB")
@@ -43,7 +54,9 @@ _SHARE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
 #: this machine's memory).
 _DEFAULT_PER_CORE = 2**28
 _DEFAULT_FLOOR = 2**31
-#: The least budget taken: below it, per-call overheads dominate any chunk.
+#: The least budget taken (1 MiB); a smaller one is refused. Below it, per-call overheads
+#: dominate any chunk, and one batch of the models' records (65,536 records with up to
+#: 128 classes) needs more as soon as a record and its scores take 16 bytes.
 _MIN_BYTES = 2**20
 #: Chunks per parallel job when the models score in worker processes (a joblib back end
 #: chosen; on threads the work is cut by :func:`tabmia.shadow._scoring.thread_shares`),
@@ -91,7 +104,7 @@ def release_freed_memory() -> None:
             pass
 
 
-def parse_memory(value: Any, name: str = "max_memory") -> int:
+def parse_memory(value: Any, name: str = "max_memory", *, least: int | None = None) -> int:
     """Bytes from a memory size: an int of bytes, ``"8GB"``, ``"512MiB"`` or ``"25%"``.
 
     Parameters
@@ -101,17 +114,21 @@ def parse_memory(value: Any, name: str = "max_memory") -> int:
         without ``B`` / ``iB``), or a percentage of this machine's memory.
     name : str, default="max_memory"
         What the value is called in error messages ("": the value alone).
+    least : int, default=None
+        The least number of bytes taken: by default 1 MiB (``_MIN_BYTES``), the floor
+        of a budget the user gives; 1 for a share of one that was already checked
+        (half of it for one step of the scoring).
 
     Returns
     -------
     int
-        Bytes, at least 1 MiB.
+        Bytes, at least ``least``.
 
     Raises
     ------
     ValueError
-        When ``value`` is none of these, not positive, or more than this machine's
-        memory.
+        When ``value`` is none of these, not positive, below ``least`` (by default the
+        least budget, 1 MiB) or more than this machine's memory.
     """
     what = f"{name}={value!r}" if name else repr(value)
     if isinstance(value, bool):
@@ -149,11 +166,21 @@ def parse_memory(value: Any, name: str = "max_memory") -> int:
         raise ValueError(
             f"{what} is more than this machine's memory ({total_memory() / 2**30:.1f} GiB)"
         )
-    return max(int(size), _MIN_BYTES)
+    floor = _MIN_BYTES if least is None else max(1, int(least))
+    if size < floor:
+        # a budget that scoring could not keep: refused rather than silently exceeded
+        raise ValueError(
+            f"{what} is below the least memory budget, {_size_text(floor)} "
+            f"({floor} bytes): records are scored in chunks of at least one batch "
+            "of the models' own (up to 65,536 records), which takes more on almost any "
+            "data; give at least 1MB"
+        )
+    return max(1, int(size))
 
 
-def resolve_max_memory(value: Any) -> int:
-    """The budget in bytes: ``value`` parsed, or the default for None.
+def resolve_max_memory(value: Any, *, least: int | None = None) -> int:
+    """The budget in bytes: ``value`` parsed (at least ``least``, by default 1 MiB:
+    :func:`parse_memory`), or the default for None.
 
     The default is 256 MiB per core, at least 2 GiB and at most half of this machine's
     memory. It bounds the working memory of scoring only; the records, the models and
@@ -164,7 +191,7 @@ def resolve_max_memory(value: Any) -> int:
     if value is None:
         cores = os.cpu_count() or 1
         return min(total_memory() // 2, max(_DEFAULT_FLOOR, cores * _DEFAULT_PER_CORE))
-    return parse_memory(value)
+    return parse_memory(value, least=least)
 
 
 def record_bytes(X: Any) -> int:
@@ -224,3 +251,65 @@ def chunk_bounds(
         share = -(-n // (_CHUNKS_PER_JOB * parts))
         rows = min(rows, -(-share // multiple) * multiple)
     return list(gen_batches(n, rows))
+
+
+def warn_over_budget(
+    n: int,
+    row_bytes: int,
+    budget: int,
+    *,
+    parts: int = 1,
+    multiple: int = 1,
+    at_once: int | None = None,
+    what: str = "scoring",
+) -> int:
+    """Say once when the chunks of :func:`chunk_bounds` hold more than ``budget``.
+
+    A chunk is never smaller than ``multiple`` rows (one batch of the models' own), so
+    a budget below what one batch per part needs is exceeded: a
+    :class:`~tabmia.exceptions.MemoryBudgetWarning` names the memory held. The message
+    depends on the rows only where fewer than one batch are scored, so that the calls
+    of one audit say it once.
+
+    Parameters
+    ----------
+    n, row_bytes, budget, parts, multiple
+        As for :func:`chunk_bounds`.
+    at_once : int, default=None
+        Chunks worked on at once; by default one per part, at most one per chunk
+        (threads that share the models of one chunk work on ``parts`` pieces at once).
+    what : str, default="scoring"
+        What holds the memory, in the message.
+
+    Returns
+    -------
+    int
+        Bytes the chunks worked on at once hold.
+    """
+    chunks = chunk_bounds(n, row_bytes, budget, parts=parts, multiple=multiple)
+    if not chunks:
+        return 0
+    rows = max(c.stop - c.start for c in chunks)
+    if at_once is None:
+        at_once = min(max(1, int(parts)), len(chunks))
+    used = at_once * rows * int(row_bytes)
+    if used > budget:
+        jobs = f" on each of {at_once} jobs" if at_once > 1 else ""
+        warnings.warn(
+            f"max_memory: {what} holds {_size_text(used)} at once ({rows} records of "
+            f"{int(row_bytes)} bytes{jobs}), above the {_size_text(budget)} the memory "
+            "budget gives it: a chunk of records is never smaller than one batch of the "
+            f"models' own ({int(multiple)} records, or all of them where fewer). The "
+            "scores are the same; raise max_memory (--max-memory) to stay within it",
+            MemoryBudgetWarning,
+            stacklevel=3,
+        )
+    return used
+
+
+def _size_text(n_bytes: float) -> str:
+    """Bytes for a message: ``"26.0 MiB"``, ``"1 MiB"``, ``"512 bytes"``."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:.3g} {unit}"
+    return f"{int(n_bytes)} bytes"

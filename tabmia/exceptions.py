@@ -18,6 +18,8 @@ __all__ = [
     "RunNote",
     "FPRFallbackWarning",
     "ShadowSizeWarning",
+    "MemoryBudgetWarning",
+    "FlagsNobodyWarning",
     "PlausibilityWarning",
     "DegenerateRatioWarning",
     "DegenerateRegressorError",
@@ -91,6 +93,32 @@ class ShadowSizeWarning(RunNote):
     cannot give its models ``shadow_train_size`` records each (the attack's
     ``shadow_size_note_`` says why). Models trained on less data generalise better
     than the target, which makes the attack weaker: the results understate the leak.
+    """
+
+
+class MemoryBudgetWarning(RunNote):
+    """Scoring held more memory at once than ``max_memory`` gives it.
+
+    Issued while an attack scores records (:mod:`tabmia.shadow._scoring`, the reference
+    attacks' and the quantile attack's chunks) when one chunk of records, which is never
+    smaller than one batch of the models' own (up to 65,536 records), needs more than
+    the budget: the message says how much it holds. A budget below 1 MiB is refused
+    before any training (:func:`tabmia._memory.parse_memory`); what one batch needs
+    depends on the models, the records' columns and the jobs, known only when they
+    are scored. The scores do not depend on it.
+    """
+
+
+class FlagsNobodyWarning(UserWarning):
+    """An attack's threshold flags no record whatever the candidates.
+
+    Issued by an attack's ``fit`` when ``threshold_`` lies above the highest score the
+    attack can give (a bounded score: the gap attack's 0 / 1, the share of noisy copies
+    of noise robustness and Merlin, boundary distance's cap), which happens where more
+    of the public records share that highest score than the FPR allows (an overfit
+    model labels almost every record right). The attack's ``flags_nobody_`` is then
+    True; its TPR at that FPR is 0 whatever the model, and says nothing about it.
+    ``tabmia audit`` reports the same in its verdict ("flags nobody").
     """
 
 

@@ -384,7 +384,7 @@ class TabularRays:
         The fitted column description (kinds, standard deviations, categories).
     n_coordinates_ : int
         Dimension of the encoded space.
-    directions_ : ndarray of shape (n_directions, n_coordinates_)
+    directions_ : ndarray of shape (n_directions, ``n_coordinates_``)
         Directions of root mean square 1 per coordinate (set by :meth:`draw`).
     """
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import make_classification
+from sklearn.dummy import DummyClassifier
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.svm import LinearSVC
 
@@ -202,6 +203,43 @@ def test_calibrated_noise_robustness_beats_the_gap_attack_on_an_overfit_model():
     assert tpr_at_fpr(member, gap, 0.05) == 0.0
     assert tpr_at_fpr(member, s, 0.05) >= 0.12
     assert auc(member, s) > auc(member, gap) + 0.01
+
+
+def _breast_cancer_forest():
+    """An overfit random forest of breast-cancer records, its members and public records."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    order = np.random.RandomState(0).permutation(y.size)
+    X, y = X[order], y[order]
+    return RandomForestClassifier(random_state=0).fit(X[:250], y[:250]), X, y
+
+
+def test_an_attack_whose_threshold_flags_nobody_says_so_at_fit():
+    """The gap attack on an overfit forest at 1% FPR: nearly every public record is
+    labelled right, so the threshold lies above the highest score, 1; fit warns, sets
+    ``flags_nobody_``, and indeed no record, member or not, is flagged."""
+    import warnings
+
+    from tabmia.exceptions import FlagsNobodyWarning
+
+    target, X, y = _breast_cancer_forest()
+    with pytest.warns(FlagsNobodyWarning) as seen:
+        gap = GapAttack(target, fpr=0.01).fit(X[250:], y[250:])
+    assert len(seen) == 1 and gap.flags_nobody_ and gap.threshold_ > 1.0
+    assert str(seen[0].message).startswith(
+        "GapAttack flags nobody: its threshold lies above 1, the highest score it can give, "
+        "at fpr=0.01: 95.3% of its 319 calibration records reach that score"
+    )
+    assert not gap.predict(X[:250], y[:250]).any()  # not one member
+    # attacks that flag records: no word, flags_nobody_ False
+    gap_weak = GapAttack(DummyClassifier(strategy="constant", constant=0).fit(X, y), fpr=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FlagsNobodyWarning)
+        loss = LossAttack(target, fpr=0.05).fit(X[250:], y[250:])
+        gap_weak.fit(X[250:], y[250:])
+    assert not loss.flags_nobody_ and not gap_weak.flags_nobody_
+    assert gap_weak.predict(X[:250], y[:250]).any()  # the records labelled right (class 0)
 
 
 # --------------------------------------------------------------------- rays

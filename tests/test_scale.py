@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 
 import joblib
 import numpy as np
@@ -44,7 +45,7 @@ def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("text, expected", [
     ("1048576", 2**20), (3 * 2**20, 3 * 2**20), ("8MB", 8 * 2**20), ("8 MiB", 8 * 2**20),
-    ("1.5g", int(1.5 * 2**30)), ("512k", 2**20),  # raised to the 1 MiB floor
+    ("1.5g", int(1.5 * 2**30)), ("1MB", 2**20),  # the 1 MiB floor itself
 ])
 def test_memory_sizes(text, expected):
     assert parse_memory(text) == expected
@@ -62,6 +63,7 @@ def test_memory_shares_and_default():
 
 @pytest.mark.parametrize("bad, words", [
     ("abc", "is not a memory size"), ("0", "positive"), ("-1GB", "is not a memory size"),
+    ("512k", "below the least memory budget, 1 MiB"), (1, "below the least memory budget"),
     ("0%", "above 0%"), ("101%", "at most 100%"), ("10000TB", "more than this machine"),
     (True, "must be a size"), ([1], "must be a size"),
 ])
@@ -221,6 +223,58 @@ def test_cli_bad_max_memory_is_one_line_exit_2(value, tmp_path, capsys):
     assert code == 2 and len(err) == 1 and err[0].startswith("tabmia: error: argument --max-memory")
 
 
+@pytest.mark.parametrize("value", ["1", "1KB", "0.00001%"])
+def test_cli_budget_below_the_floor_is_refused_naming_it(value, tmp_path, capsys):
+    """A budget no chunk could keep is refused before anything loads, not exceeded."""
+    code = main(["audit", "--max-memory", value, "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"tabmia: error: argument --max-memory: '{value}' is below the "
+                             "least memory budget, 1 MiB (1048576 bytes)")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: LiRAAttack(t, n_shadow=4, max_memory=1),
+    lambda t: RMIAAttack(t, n_reference=2, max_memory="1KB"),
+    lambda t: QuantileAttack(t, max_memory=1),
+])
+def test_python_budget_below_the_floor_is_refused_before_training(make):
+    X, y = _data(200)
+    target = DecisionTreeClassifier(random_state=0).fit(X[:100], y[:100])
+    attack = make(target)
+    with pytest.raises(ValueError, match=r"below the least memory budget, 1 MiB"):
+        attack.fit(X[100:], y[100:])
+    assert not hasattr(attack, "population_") and not hasattr(attack, "regressors_")
+
+
+def test_a_budget_one_batch_exceeds_is_said_with_the_memory_held(small_batches):
+    """Above the floor, a chunk is still one batch of the models' at least: a budget
+    below it is exceeded, said once (a run note) with the memory the batch held."""
+    from tabmia.exceptions import MemoryBudgetWarning, RunNote
+
+    X, y = _data(600)
+    pop = ShadowPopulation(LogisticRegression(), n_models=4, random_state=0, n_jobs=1)
+    pop.fit(X[:200], y[:200])
+    expected = pop.statistics(X[200:], y[200:])
+    # 64 records of 3 copies x 32 bytes plus 4 models' float32 scores: 7 KiB
+    row_bytes = 3 * scoring.record_bytes(X) + 4 * 4
+    assert BATCH * row_bytes == 7 * 2**10
+    with pytest.warns(MemoryBudgetWarning) as seen:
+        chunked = pop.statistics(X[200:], y[200:], max_memory=4096)
+    assert issubclass(MemoryBudgetWarning, RunNote) and len(seen) == 1
+    assert str(seen[0].message).startswith(
+        f"max_memory: scoring 4 models holds 7 KiB at once ({BATCH} records of {row_bytes} "
+        "bytes), above the 4 KiB the memory budget gives it: a chunk of records is never "
+        f"smaller than one batch of the models' own ({BATCH} records, or all of them where "
+        "fewer)"
+    )
+    assert np.array_equal(chunked, expected)  # the same scores
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MemoryBudgetWarning)  # a budget that fits: no word
+        pop.statistics(X[200:], y[200:], max_memory=2 * BATCH * row_bytes)
+
+
 def test_a_dask_cluster_trains_and_scores_like_this_process(small_batches):
     """The shadow phase and the candidates' scoring on a LocalCluster of two workers
     (through joblib's Dask back end) give this process's scores. Thread workers keep
@@ -275,6 +329,12 @@ def test_cli_audit_on_a_dask_scheduler_scores_like_here(tmp_path):
     assert any("_train_one" in str(t.get("key")) for t in tasks.data)
     here, there = (pd.read_csv(tmp_path / d / "scores.csv.gz") for d in ("here", "there"))
     pd.testing.assert_frame_equal(here, there)
+    # the report's header says where the models trained
+    import json
+
+    trained = [json.loads((tmp_path / d / "results.json").read_text())["context"]
+               ["models trained on"] for d in ("here", "there")]
+    assert trained == ["this machine", f"the cluster at {address}"]
 
 
 def test_cli_bad_cluster_address_is_one_line_exit_2(tmp_path, capsys):

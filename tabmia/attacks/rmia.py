@@ -142,6 +142,10 @@ class RMIAAttack(ReferenceModelAttack):
         this machine's memory such as ``"25%"``; None: 256 MiB per core, at
         least 2 GiB, at most half of this machine's memory).
         Results do not depend on it.
+        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
+        smaller than one batch of the models' own (up to 65,536 records), so a budget
+        that one batch needs more than is exceeded, with a
+        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
     cache_dir : str or path, default=None
         Cache of the reference population (see :class:`tabmia.shadow.ShadowPopulation`).
     verbose : bool, default=False

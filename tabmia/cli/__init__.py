@@ -61,6 +61,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``tabmia`` command."""
+    from tabmia.cli._cluster import CONNECT_TIMEOUT_S
     from tabmia.recipes import ATTACK_PRESETS, MODEL_NAMES
 
     parser = _Parser(prog="tabmia", description="Membership inference audits of tabular models.")
@@ -227,7 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="memory that scoring candidates may hold at once: 8GB, 512MB, 25%% "
         "(default: 256 MiB per core, at least 2 GiB, at most half of this machine's "
         "memory); candidates are scored "
-        "in chunks that fit it, with the same results",
+        "in chunks that fit it, with the same results. At least 1 MiB; a chunk is "
+        "never smaller than one batch of the models (up to 65,536 records), and a "
+        "budget that one batch exceeds is said in a note with the memory used",
     )
     attacks.add_argument(
         "--cluster",
@@ -235,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="train and score the shadow / reference models on a cluster: a "
         "Dask scheduler (tcp://host:8786) or Ray (ray, ray://host:10001); "
-        "same scores as on this machine",
+        "same scores as on this machine. An address that does not answer within "
+        f"{CONNECT_TIMEOUT_S:g} s is an error",
     )
     attacks.add_argument(
         "--top-k", type=int, default=20, help="riskiest records listed (default 20)"

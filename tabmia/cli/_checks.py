@@ -48,6 +48,9 @@ _ATTACK_FLAGS = {
     "cache_dir": ("cache_dir", "where shadow / reference models are kept", "lira"),
     "n_jobs": ("n_jobs", "parallel shadow / reference model fits", "lira"),
     "max_memory": ("max_memory", "the memory that scoring candidates may hold", "lira"),
+    # the attacks whose models the shadow engine trains through joblib (those that keep
+    # them in a cache): what a cluster runs; refused here, before any connection
+    "cluster": ("cache_dir", "where shadow / reference models train", "lira"),
 }
 # what the model-count settings count, in messages
 _COUNTED = {"n_shadow": "shadow models", "n_reference": "reference models"}

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tabmia.exceptions import RunNote
+from tabmia.exceptions import FlagsNobodyWarning, RunNote
 
 __all__ = [
     "fpr_fallback_notes",
@@ -41,7 +41,9 @@ def one_line_warnings() -> Iterator[None]:
     tabmia's own warnings (its categories, or raised from its code) read as such; a
     run note (an FPR fallback, shadows smaller than the target) is a ``tabmia: note:``;
     another library's warning names its category
-    and package. Never Python's format with a line of source code.
+    and package. Never Python's format with a line of source code. An attack's
+    :class:`~tabmia.exceptions.FlagsNobodyWarning` is not shown: the verdict says which
+    attacks flag nobody, and why, once for the audit.
     """
     shown: set[str] = set()
 
@@ -63,6 +65,7 @@ def one_line_warnings() -> Iterator[None]:
 
     with warnings.catch_warnings():
         warnings.showwarning = show
+        warnings.simplefilter("ignore", FlagsNobodyWarning)  # a line per attack and seed
         yield
 
 

@@ -9,6 +9,7 @@ prints the results table and hands the files to :mod:`tabmia.cli._outputs`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 import warnings
 from pathlib import Path
@@ -31,6 +32,7 @@ from tabmia.cli._inputs import (
     check_size,
     first_line,
     load_model,
+    missing_data_line,
     read_predictions,
     read_probabilities,
     read_table,
@@ -253,10 +255,28 @@ def _check_args(args: argparse.Namespace) -> None:
                 "both --train-pred and --population-pred (predicted labels)"
             )
     check_mode(args)
+    from tabmia.cli._cluster import check_cluster_address
+
+    check_cluster_address(getattr(args, "cluster", None))
+
+
+def _join_cluster(args: argparse.Namespace, stack: contextlib.ExitStack | None) -> None:
+    """Connect to ``--cluster`` until ``stack`` closes, once every check has passed.
+
+    The connection (and its time limit, :data:`tabmia.cli._cluster.CONNECT_TIMEOUT_S`)
+    comes after the attacks are known: ``--cluster`` with attacks that train no models
+    is refused (:func:`tabmia.cli._checks.check_attack_flags`) without a connection.
+    """
+    from tabmia.cli._cluster import cluster_backend
+
+    if getattr(args, "cluster", None) is not None and stack is not None:
+        stack.enter_context(cluster_backend(args.cluster))
 
 
 # ---------------------------------------------------------------------- runs
-def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
+def _built_in_game(
+    args: argparse.Namespace, cluster: contextlib.ExitStack | None = None
+) -> tuple[Any, dict[str, Any], Any]:
     import numpy as np
 
     from tabmia.datasets import DataNotFoundError, load_dataset
@@ -267,7 +287,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     try:
         bunch = load_dataset(args.dataset)
     except DataNotFoundError as exc:
-        raise UsageError(str(exc).splitlines()[0]) from exc
+        raise UsageError(missing_data_line(exc)) from exc
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
     if args.max_records is not None and args.max_records < 20:
@@ -292,6 +312,7 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
         raise UsageError(f"--model {args.model}: {exc}") from exc
     attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
     check_model_counts(args, attacks, len(sizes.public))
+    _join_cluster(args, cluster)
     experiment = MembershipExperiment(
         model,
         attacks,
@@ -329,7 +350,9 @@ def _built_in_game(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     return result, context, records
 
 
-def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
+def _own_model(
+    args: argparse.Namespace, cluster: contextlib.ExitStack | None = None
+) -> tuple[Any, dict[str, Any], Any]:
     from tabmia.attacks import membership_tags
     from tabmia.audit import audit_model
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
@@ -437,6 +460,7 @@ def _own_model(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     records = X_tr.reset_index(drop=True) if args.show_records else X_tr.iloc[:0].copy()
     handed = [X_tr, X_pop]
     del X_tr, X_pop
+    _join_cluster(args, cluster)
     with _thread_limits(args), warnings.catch_warnings():
         # reported just above; audit_model's own findings repeat those above word for word
         # (the same seed), so they are shown once, and add the attacks' (an AUC below chance)
@@ -578,7 +602,6 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``tabmia audit`` with parsed arguments; returns the exit status."""
-    from tabmia.cli._cluster import cluster_backend
     from tabmia.exceptions import (
         AuditTooSmallError,
         DuplicateRecordsWarning,
@@ -599,13 +622,14 @@ def run_audit(args: argparse.Namespace) -> int:
         with (
             fpr_fallback_notes() as fallbacks,
             recorded_warnings(PlausibilityWarning, DuplicateRecordsWarning) as warned,
-            cluster_backend(getattr(args, "cluster", None)),
+            contextlib.ExitStack() as cluster,
         ):
+            # --cluster is joined once the checks pass (_join_cluster), left at the end
             _resolve_device(args)
             if args.train is not None:
-                result, context, records = _own_model(args)
+                result, context, records = _own_model(args, cluster)
             else:
-                result, context, records = _built_in_game(args)
+                result, context, records = _built_in_game(args, cluster)
     except UnresolvableFPRError as exc:  # raised by an attack's fit before it trains
         what = f"{exc.attack}: {exc.reason}" if exc.attack and exc.reason else first_line(exc)
         raise UsageError(f"{what}; {more_records_hint(args)}") from exc
@@ -626,6 +650,11 @@ def run_audit(args: argparse.Namespace) -> int:
             if args.train is None
             else f"--recipe {args.recipe}: {recipe}"
         )
+        if context.get("shadow models trained", 1):  # not all of them from --cache-dir
+            address = getattr(args, "cluster", None)
+            context["models trained on"] = (
+                "this machine" if address is None else f"the cluster at {address}"
+            )
     result = result.with_delta(args.delta)
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {shown(v)}" for k, v in context.items()) + "\n"

@@ -42,7 +42,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from tabmia._array import is_categorical_dtype
-from tabmia._memory import chunk_bounds, record_bytes, release_freed_memory
+from tabmia._memory import chunk_bounds, record_bytes, release_freed_memory, warn_over_budget
 from tabmia._rows import n_rows, take_rows
 from tabmia.shadow._schedule import JobPlan
 from tabmia.shadow._training import _chunk_rows, _statistic_row
@@ -169,6 +169,15 @@ def _score_on_threads(
     batch = _chunk_rows(classes.size)
     row_bytes = _THREAD_RECORD_COPIES * record_bytes(X) + 4
     locks = [threading.Lock() for _ in models]
+    warn_over_budget(
+        n_rows(X),
+        row_bytes,
+        max_memory,
+        parts=jobs,
+        multiple=batch,
+        at_once=jobs,  # each thread on a piece of its own, the same records or not
+        what=f"scoring {len(models)} models",
+    )
     shares = thread_shares(len(models), n_rows(X), batch, jobs)
     work = partial(
         _score_share,
@@ -238,6 +247,9 @@ def score_models(
     row_bytes = _RECORD_COPIES * record_bytes(X) + 4 * len(models)
     batch = _chunk_rows(classes.size)
     chunks = chunk_bounds(n, row_bytes, max_memory, parts=jobs, multiple=batch)
+    warn_over_budget(
+        n, row_bytes, max_memory, parts=jobs, multiple=batch, what=f"scoring {len(models)} models"
+    )
     box = _Models(models)
     if jobs == 1 or len(chunks) == 1:
         for sl in chunks:  # a loop over chunks of records

@@ -185,6 +185,10 @@ class BoundaryDistanceAttack(LabelQueriesMixin, BaseMembershipAttack):
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         return self.public_scores_
 
+    def _score_ceiling(self) -> float:
+        # a record whose label changes on no ray
+        return 2.0 * float(self.max_distance)
+
     def _grid(self) -> np.ndarray:
         return float(self.max_distance) * 2.0 ** -np.arange(self.n_grid - 1, -1, -1.0)
 

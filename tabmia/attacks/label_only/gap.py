@@ -48,6 +48,8 @@ class GapAttack(LabelQueriesMixin, BaseMembershipAttack):
         Records sent to the target so far.
     threshold_ : float
         Threshold on the 0/1 score.
+    flags_nobody_ : bool
+        Whether ``threshold_`` lies above 1: the attack flags no record (see Notes).
 
     Notes
     -----
@@ -56,7 +58,9 @@ class GapAttack(LabelQueriesMixin, BaseMembershipAttack):
     correctly labelled ones only when at most ``fpr`` of the public records are
     labelled right; for any useful model it flags nothing, which keeps the FPR promise
     (0 flagged) and shows that the gap attack singles no record out at a low FPR: its
-    TPR at 1% FPR is 0. Its AUC is ``1/2 + (train accuracy - test accuracy) / 2``.
+    TPR at 1% FPR is 0 (``fit`` says so with a
+    :class:`~tabmia.exceptions.FlagsNobodyWarning`, and sets ``flags_nobody_``). Its
+    AUC is ``1/2 + (train accuracy - test accuracy) / 2``.
 
     References
     ----------
@@ -102,6 +106,9 @@ class GapAttack(LabelQueriesMixin, BaseMembershipAttack):
 
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         return self._public_scores
+
+    def _score_ceiling(self) -> float:
+        return 1.0  # labelled right
 
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         return (self.target_.predict_indices(X) == y).astype(np.float64)

@@ -158,6 +158,9 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         return self.public_scores_
 
+    def _score_ceiling(self) -> float:
+        return 1.0  # every noisy copy keeps the record's label
+
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         correct, kept = robustness_counts(
             self.target_.predict_indices, self.noise_, X, y, max_batch_rows=self.max_batch_rows
@@ -208,6 +211,10 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
         this machine's memory such as ``"25%"``; None: 256 MiB per core, at
         least 2 GiB, at most half of this machine's memory).
         Results do not depend on it.
+        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
+        smaller than one batch of the models' own (up to 65,536 records), so a budget
+        that one batch needs more than is exceeded, with a
+        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
     cache_dir : str or path, default=None
         Cache of the shadow population.
     verbose : bool, default=False
