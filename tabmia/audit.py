@@ -15,11 +15,18 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
+from tabmia._groups import check_groups, person_codes
 from tabmia._records import shared_mask
 from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-from tabmia.experiment import ExperimentResult, MembershipRound, MembershipSplit
+from tabmia.experiment import (
+    ExperimentResult,
+    MembershipRound,
+    MembershipSplit,
+    record_meta,
+    slice_frame,
+)
 from tabmia.metrics import check_audit_size
-from tabmia.plausibility import check_attack_scores, check_inputs
+from tabmia.plausibility import check_attack_scores, check_inputs, check_persons
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = ["audit_model"]
@@ -42,6 +49,9 @@ def audit_model(
     fpr_fallback: bool = False,
     check_plausibility: bool = True,
     keep_attacks: bool = True,
+    groups_train: Any = None,
+    groups_population: Any = None,
+    slices: Any = None,
 ) -> ExperimentResult:
     """Run attacks against a fitted model on its own training records.
 
@@ -75,6 +85,21 @@ def audit_model(
         has scored the candidates, as ``tabmia audit`` does: a shadow attack holds state
         per public record (LiRA: every shadow's score on each and their moments), which
         the attacks after it would train beside.
+
+    groups_train, groups_population : array-like, default=None
+        Person id of each training / population record (both or neither; scikit-learn's
+        ``groups``). The population is then split into public records and non-member
+        candidates person by person, ``max_members`` samples persons, the attacks keep
+        persons whole (:meth:`BaseMembershipAttack.fit
+        <tabmia.attacks.base.BaseMembershipAttack.fit>`), ``scores`` gets a ``person``
+        column and the result a ``calibration`` frame, from which
+        :func:`tabmia.persons.person_result` audits persons. Persons with records on
+        both sides are a finding (``shared_persons``) that makes the audit "cannot tell".
+    slices : str, list of str, or (array-like, array-like), default=None
+        Group labels for :mod:`tabmia.slices`: column names of ``X_train`` and
+        ``X_population`` (DataFrames), or the labels of the training and of the
+        population records; carried as ``slice:<name>`` columns of ``scores`` and
+        ``calibration``.
 
     The game is one :class:`~tabmia.experiment.MembershipRound`, played as every
     runner plays its seeds. Shadow and reference models are trained on as many records as the model was (the
@@ -118,11 +143,14 @@ def audit_model(
     ):  # counts, not the records: a loop variable would hold them past the split
         if n != y.shape[0]:
             raise ValueError(f"the {name} data has {n} records but {y.shape[0]} labels")
+    n_pop_rows = n_rows(X_population)
     if isinstance(X_train, pd.DataFrame) and isinstance(X_population, pd.DataFrame):
         missing = [c for c in X_train.columns if c not in X_population.columns]
         if missing:
             raise ValueError(f"the population data lacks training columns {missing[:10]}")
         X_population = X_population[list(X_train.columns)]
+    persons = _checked_persons(groups_train, groups_population, n_rows(X_train), n_pop_rows)
+    meta_train, meta_pop = _slice_frames(slices, X_train, X_population)
     shared = shared_mask(X_train, y_train, X_population, y_population)
     if shared.any():
         warnings.warn(
@@ -135,15 +163,23 @@ def audit_model(
         )
     rng = check_random_state(random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max))
-    n_pop = n_rows(X_population)
+    # population and members are drawn person by person (each record its own person
+    # without groups: the same draws as before groups existed)
+    pop_codes = person_codes(persons[1]) if persons else np.arange(n_rows(X_population))
+    train_codes = person_codes(persons[0]) if persons else np.arange(n_rows(X_train))
+    n_pop = int(pop_codes.max()) + 1 if pop_codes.size else 0
     perm = rng.permutation(n_pop)
     n_public = int(round(public_fraction * n_pop))
     if n_public < 1 or n_public >= n_pop:
-        raise ValueError(f"{n_pop} population records cannot be split into public and candidates")
-    public, nonmembers = np.sort(perm[:n_public]), np.sort(perm[n_public:])
+        what = "persons" if persons else "records"
+        raise ValueError(f"{n_pop} population {what} cannot be split into public and candidates")
+    public = np.flatnonzero(np.isin(pop_codes, perm[:n_public]))
+    nonmembers = np.flatnonzero(np.isin(pop_codes, perm[n_public:]))
     members = np.arange(n_rows(X_train))
-    if max_members is not None and members.size > max_members:
-        members = np.sort(rng.choice(members, max_members, replace=False))
+    n_train_persons = int(train_codes.max()) + 1 if train_codes.size else 0
+    if max_members is not None and n_train_persons > max_members:
+        kept = rng.choice(n_train_persons, max_members, replace=False)
+        members = np.flatnonzero(np.isin(train_codes, kept))
     check_audit_size(members.size, nonmembers.size)
     # -- plausibility of the inputs, before any attack (tabmia.plausibility) ---------
     # an int seed gives the label test's Monte Carlo tables the same draws as a CLI
@@ -154,6 +190,8 @@ def audit_model(
         if check_plausibility
         else []
     )
+    if persons:
+        findings = [*findings, *check_persons(*persons)]
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
@@ -189,9 +227,14 @@ def audit_model(
             "source": pd.Categorical.from_codes(
                 (~member).astype(np.int8), categories=["train", "population"]
             ),
+            **_stacked_meta(members, nonmembers, persons, meta_train, meta_pop),
         },
         train_size=n_rows(X_train),
         target=target,
+        public_columns={
+            "record": public,
+            **record_meta(public, persons[1] if persons else None, meta_pop),
+        },
     )
     del X_train, X_population  # the round holds its public records and candidates
     frames, rows, fitted = game.play(
@@ -202,6 +245,7 @@ def audit_model(
         fpr_fallback=fpr_fallback,
         keep_attacks=keep_attacks,
     )
+    kept = game.calibration
     del game  # its candidates and public records, before the frames are joined
     # -- plausibility of the results: an AUC below chance (tabmia.plausibility) -------
     scores = pd.concat(frames, ignore_index=True)
@@ -211,6 +255,7 @@ def audit_model(
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
     # ----------------------------------------------------------------------------------
     split = MembershipSplit(train=members, members=members, nonmembers=nonmembers, public=public)
+    calibration = pd.concat(kept, ignore_index=True) if kept else None
     return ExperimentResult(
         scores=scores,
         metrics=pd.DataFrame(rows),
@@ -219,7 +264,72 @@ def audit_model(
         target_accuracy=accuracy,
         attacks=fitted,
         findings=tuple(findings) + tuple(after),
+        calibration=calibration,
     )
+
+
+def _checked_persons(
+    groups_train: Any, groups_population: Any, n_train: int, n_population: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both person-id arrays, checked, or None; one without the other is refused."""
+    if groups_train is None and groups_population is None:
+        return None
+    if groups_train is None or groups_population is None:
+        raise ValueError(
+            "give both groups_train and groups_population (the person ids of the training "
+            "and of the population records), or neither"
+        )
+    return (
+        check_groups(groups_train, n_train, name="groups_train"),
+        check_groups(groups_population, n_population, name="groups_population"),
+    )
+
+
+def _slice_frames(
+    slices: Any, X_train: Any, X_population: Any
+) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The training and population records' group labels (``slices`` of audit_model)."""
+    if slices is None:
+        return None, None
+    if isinstance(slices, tuple) and len(slices) == 2:
+        return (
+            slice_frame(slices[0], n_rows(X_train)),
+            slice_frame(slices[1], n_rows(X_population)),
+        )
+    names = [slices] if isinstance(slices, str) else list(slices)
+    frames = []
+    for what, X in (("X_train", X_train), ("X_population", X_population)):
+        if not isinstance(X, pd.DataFrame):
+            raise ValueError(
+                f"slices={names!r} names columns, but {what} is not a DataFrame: pass the "
+                "labels as (train_labels, population_labels)"
+            )
+        missing = [n for n in names if n not in X.columns]
+        if missing:
+            raise ValueError(f"slice column {missing[0]!r} is not a column of {what}")
+        frames.append(slice_frame(X[names], n_rows(X)))
+    return frames[0], frames[1]
+
+
+def _stacked_meta(
+    members: np.ndarray,
+    nonmembers: np.ndarray,
+    persons: tuple[np.ndarray, np.ndarray] | None,
+    meta_train: pd.DataFrame | None,
+    meta_pop: pd.DataFrame | None,
+) -> dict[str, Any]:
+    """The candidates' ``person`` and ``slice:<name>`` columns: members, then non-members."""
+    head = record_meta(members, persons[0] if persons else None, meta_train)
+    tail = record_meta(nonmembers, persons[1] if persons else None, meta_pop)
+    return {k: _concat(v, tail[k]) for k, v in head.items()}
+
+
+def _concat(a: Any, b: Any) -> np.ndarray:
+    """Two columns end to end, kept as objects where their types differ."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype and not (a.dtype.kind in "iuf" and b.dtype.kind in "iuf"):
+        return np.concatenate([a.astype(object), b.astype(object)])
+    return np.concatenate([a, b])
 
 
 def _accuracy(target: Any, X: Any, y: np.ndarray) -> float:

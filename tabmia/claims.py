@@ -22,12 +22,14 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 from scipy import special
 
 from tabmia.metrics import dp_consistency
 
 __all__ = [
     "CLAIM_STATES",
+    "group_privacy",
     "ClaimCheck",
     "check_claimed_epsilon",
     "membership_claim_check",
@@ -233,3 +235,50 @@ def membership_claim_check(
         "the rates are within the bound, and this game could have refuted the "
         "claim (flagging every member and no non-member would have)",
     )
+
+
+def group_privacy(
+    epsilon: float | np.ndarray, n_records: int | np.ndarray, delta: float = 0.0
+) -> tuple[Any, Any]:
+    """The (epsilon, delta) a person with ``k`` records has under record-level DP.
+
+    Group privacy (Dwork & Roth 2014, Theorem 2.2): a mechanism that is (epsilon, delta)-DP for one record is
+    ``(k * epsilon, k * exp((k - 1) * epsilon) * delta)``-DP for a group of ``k`` records,
+    here one person's. The guarantee degrades linearly in ``epsilon`` and exponentially
+    in ``delta``; a person-level delta of 1 or more promises nothing. Training with
+    person-level DP (clipping each person's contribution) avoids the degradation.
+
+    Parameters
+    ----------
+    epsilon : float or array-like
+        Record-level epsilon (>= 0).
+    n_records : int or array-like
+        Records of the person (>= 1).
+    delta : float, default=0.0
+        Record-level delta.
+
+    Returns
+    -------
+    epsilon_person, delta_person : float or ndarray
+        ``k * epsilon`` and ``k * exp((k - 1) * epsilon) * delta`` (0 where ``delta`` is
+        0; inf where it overflows).
+    """
+    eps = np.asarray(epsilon, dtype=float)
+    k = np.asarray(n_records)
+    if np.any(eps < 0) or np.any(np.isnan(eps)):
+        raise ValueError("epsilon must be >= 0")
+    if delta < 0 or delta > 1:
+        raise ValueError(f"delta must be in [0, 1], got {delta}")
+    if np.any(k < 1) or not np.all(np.equal(np.mod(k, 1), 0)):
+        raise ValueError("n_records must be whole numbers >= 1")
+    k = k.astype(float)
+    eps_person = k * eps
+    with np.errstate(over="ignore"):
+        delta_person = (
+            np.zeros(np.broadcast(k, eps).shape)
+            if delta == 0
+            else k * np.exp((k - 1.0) * eps) * delta
+        )
+    if eps_person.ndim == 0 and np.ndim(delta_person) == 0:
+        return float(eps_person), float(delta_person)
+    return eps_person, delta_person

@@ -27,23 +27,18 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from tabmia._memory import release_freed_memory
+from tabmia._play import run_attacks
 from tabmia._seeding import seed_estimator
 from tabmia.attacks import membership_tags
 from tabmia.exceptions import (
-    FPRFallbackWarning,
     PlausibilityWarning,
-    ShadowSizeWarning,
-    TargetOutputsError,
-    UnresolvableFPRError,
 )
 from tabmia.metrics import (
-    attack_metrics,
     check_audit_size,
     empirical_epsilon,
 )
 from tabmia.plausibility import check_attack_scores
-from tabmia.target import as_target, concat_rows, n_rows, take_rows
+from tabmia.target import n_rows, take_rows
 
 __all__ = [
     "MembershipSplit",
@@ -98,6 +93,7 @@ def split_membership(
     public_size: float | int = 0.5,
     prior: float | None = None,
     random_state: Any = None,
+    groups: Any = None,
 ) -> MembershipSplit:
     """Seeded split of ``n_records`` rows into target-train, candidates and public.
 
@@ -116,8 +112,15 @@ def split_membership(
         subsampled to reach the ratio.
     random_state : int, RandomState instance or None
         Seed of the split.
+    groups : array-like of shape (n_records,), default=None
+        Person id of each record (scikit-learn's ``groups``). A person's records then
+        all land on one side, as in ``GroupShuffleSplit``: all members or all
+        non-members, all public or all candidates; the sizes and the prior count
+        persons, not records.
     """
     rng = check_random_state(random_state)
+    if groups is not None:
+        return _split_persons(n_records, groups, rng, train_size, public_size, prior)
     perm = rng.permutation(n_records)
     n_train = _size(train_size, n_records, "train_size")
     rest = perm[n_train:]
@@ -137,6 +140,47 @@ def split_membership(
         else:
             nonmembers = nonmembers[: max(int(round(members.size * prior)), 1)]
     return MembershipSplit(np.sort(train), np.sort(members), np.sort(nonmembers), np.sort(public))
+
+
+def _split_persons(
+    n_records: int,
+    groups: Any,
+    rng: np.random.RandomState,
+    train_size: float | int,
+    public_size: float | int,
+    prior: float | None,
+) -> MembershipSplit:
+    """:func:`split_membership` over persons: the persons are split, each record follows."""
+    from tabmia._groups import check_groups, person_codes
+
+    codes = person_codes(check_groups(groups, n_records))
+    n_persons = int(codes.max()) + 1 if codes.size else 0
+    persons = split_membership(
+        n_persons, train_size=train_size, public_size=public_size, prior=prior, random_state=rng
+    )
+    side = np.full(n_persons, -1, dtype=np.int8)
+    for code, part in enumerate((persons.train, persons.members, persons.nonmembers)):
+        side[part] = np.maximum(side[part], code)  # members are a subset of train
+    side[persons.public] = 3
+    of = side[codes]
+    return MembershipSplit(
+        np.flatnonzero((of == 0) | (of == 1)),
+        np.flatnonzero(of == 1),
+        np.flatnonzero(of == 2),
+        np.flatnonzero(of == 3),
+    )
+
+
+def record_meta(rows: np.ndarray, groups: Any, slices: pd.DataFrame | None) -> dict[str, Any]:
+    """The ``person`` and ``slice:<name>`` columns of the records at ``rows`` (none when
+    neither is given)."""
+    out: dict[str, Any] = {}
+    if groups is not None:
+        out["person"] = np.asarray(groups)[rows]
+    if slices is not None:
+        for name in slices.columns:
+            out[f"slice:{name}"] = slices[name].iloc[rows].to_numpy()
+    return out
 
 
 def game_seeds(random_state: Any, n: int) -> list[int]:
@@ -195,6 +239,13 @@ class MembershipRound:
     data : tuple or None
         ``(X, y)``, the data set the round was drawn from (:meth:`draw`): the target
         trains on its members.
+    public_columns : dict
+        Per-public-record columns (``record``; ``person`` and ``slice:<name>`` where
+        given), beside ``columns``' of the candidates (docs: records, persons and
+        slices). The attacks get the persons as ``groups``.
+    calibration : list of DataFrame
+        What :meth:`play` kept of each attack's calibration scores (where the round has
+        persons or slices).
     """
 
     seed: int
@@ -209,6 +260,8 @@ class MembershipRound:
     target: Any = None
     accuracy: dict[str, float] | None = None
     data: tuple[Any, np.ndarray] | None = field(default=None, repr=False)
+    public_columns: dict[str, Any] = field(default_factory=dict)
+    calibration: list = field(default_factory=list, repr=False)
 
     @classmethod
     def draw(
@@ -220,14 +273,20 @@ class MembershipRound:
         train_size: float | int = 0.5,
         public_size: float | int = 0.5,
         prior: float | None = None,
+        groups: Any = None,
+        slices: pd.DataFrame | None = None,
     ) -> MembershipRound:
-        """The round of ``seed`` on ``(X, y)``: its split (:func:`split_membership`)."""
+        """The round of ``seed`` on ``(X, y)``: its split (:func:`split_membership`, by
+        person with ``groups``), with the records' persons and ``slices`` (a frame of
+        group labels aligned with the records) as columns of the candidates and the
+        public records."""
         split = split_membership(
             y.shape[0],
             train_size=train_size,
             public_size=public_size,
             prior=prior,
             random_state=seed,
+            groups=groups,
         )
         cand = np.r_[split.members, split.nonmembers]
         member = np.r_[np.ones(split.members.size, bool), np.zeros(split.nonmembers.size, bool)]
@@ -238,10 +297,11 @@ class MembershipRound:
             X_candidates=take_rows(X, cand),
             y_candidates=y[cand],
             member=member,
-            columns={"record": cand},
+            columns={"record": cand, **record_meta(cand, groups, slices)},
             train_size=int(split.train.size),
             split=split,
             data=(X, y),
+            public_columns={"record": split.public, **record_meta(split.public, groups, slices)},
         )
 
     def train_target(self, estimator: Any) -> Any:
@@ -297,11 +357,16 @@ class MembershipRound:
             fpr_fallback=fpr_fallback,
             train_size=self.train_size,
             keep_attacks=keep_attacks,
+            public_columns=self.public_columns,
+            calibration=self.calibration,
         )
         for row in rows:
             row["repeat"] = repeat
         for frame in frames:
             frame.insert(0, "repeat", repeat)
+        for frame in self.calibration:
+            if "repeat" not in frame:
+                frame.insert(0, "repeat", repeat)
         return frames, rows, fitted
 
 
@@ -333,6 +398,14 @@ class ExperimentResult:
         What the plausibility checks found in the inputs and the scores (empty when
         nothing, or when no check ran); the verdict and the gate decide from them
         (:mod:`tabmia.report.state`).
+    calibration : DataFrame or None
+        Where the audit has persons or slices: one row per (repeat, attack, calibration
+        record), the score the attack's own threshold was chosen from, with the record's
+        ``record`` (row of the public data), ``person`` and ``slice:<name>`` (docs:
+        records, persons and slices). None otherwise.
+    unit : {"record", "person"}, default="record"
+        What a row of ``scores`` and a count of ``metrics`` is: a record, or a person
+        (:func:`tabmia.persons.person_result`).
     """
 
     scores: pd.DataFrame
@@ -342,6 +415,8 @@ class ExperimentResult:
     target_accuracy: pd.DataFrame | None = None
     attacks: list = field(default_factory=list)
     findings: tuple = ()
+    calibration: pd.DataFrame | None = None
+    unit: str = "record"
 
     def summary(self) -> pd.DataFrame:
         """Mean and standard deviation over repeats of each numeric metric, per attack."""
@@ -468,8 +543,21 @@ class MembershipExperiment:
             except TypeError as exc:
                 raise TypeError(f"attack {name!r}: {exc}") from exc
 
-    def run(self, X: Any, y: Any) -> ExperimentResult:
+    def run(self, X: Any, y: Any, groups: Any = None, slices: Any = None) -> ExperimentResult:
         """Play the game on ``(X, y)`` ``n_repeats`` times.
+
+        Parameters
+        ----------
+        X, y
+            The data set.
+        groups : array-like of shape (n,), default=None
+            Person id of each record: the split keeps a person's records on one side
+            and the attacks keep them whole (docs: records, persons and slices); the
+            result then has a ``person`` column and a ``calibration`` frame, from which
+            :func:`tabmia.persons.person_result` audits persons.
+        slices : DataFrame or array-like, default=None
+            Group labels of each record (one or more columns), carried as
+            ``slice:<name>`` columns for :mod:`tabmia.slices`.
 
         Returns
         -------
@@ -487,7 +575,13 @@ class MembershipExperiment:
         y = np.asarray(y)
         if n_rows(X) != y.shape[0]:
             raise ValueError(f"X has {n_rows(X)} records but y has {y.shape[0]} labels")
+        if groups is not None:
+            from tabmia._groups import check_groups
+
+            groups = check_groups(groups, y.shape[0])
+        slices = slice_frame(slices, y.shape[0])
         score_frames, metric_rows, targets, splits, acc_rows, fitted = [], [], [], [], [], []
+        calibration: list[pd.DataFrame] = []
         for repeat, seed in enumerate(game_seeds(self.random_state, self.n_repeats)):
             game = MembershipRound.draw(
                 X,
@@ -496,6 +590,8 @@ class MembershipExperiment:
                 train_size=self.train_size,
                 public_size=self.public_size,
                 prior=self.prior,
+                groups=groups,
+                slices=slices,
             )
             assert game.split is not None  # a drawn round has its split
             check_audit_size(game.split.members.size, game.split.nonmembers.size)
@@ -520,6 +616,7 @@ class MembershipExperiment:
             score_frames += frames
             metric_rows += rows
             fitted += attacks
+            calibration += game.calibration
         scores = pd.concat(score_frames, ignore_index=True)
         # the game splits the data itself, so only the scores can contradict an honest audit
         findings = tuple(check_attack_scores(scores))
@@ -533,199 +630,35 @@ class MembershipExperiment:
             target_accuracy=pd.DataFrame(acc_rows),
             attacks=fitted,
             findings=findings,
+            calibration=pd.concat(calibration, ignore_index=True) if calibration else None,
         )
 
 
-def run_attacks(
-    target: Any,
-    attacks: dict[str, Any],
-    X_public: Any,
-    y_public: np.ndarray,
-    X_candidates: Any,
-    y_candidates: np.ndarray,
-    member: np.ndarray,
-    *,
-    seed: int,
-    fprs: tuple[float, ...],
-    gammas: tuple[float, ...],
-    verbose: bool = False,
-    extra_columns: dict[str, Any] | None = None,
-    repeat: int = 0,
-    fpr_fallback: bool = False,
-    train_size: int | None = None,
-    keep_attacks: bool = True,
-) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
-    """Fit each attack against ``target`` and score the candidates.
-
-    What each attack needs is read from its :class:`~tabmia.attacks.MembershipTags`.
-    Online attacks (``fit_includes_candidates``) are fitted on the public records plus
-    the candidates, whose membership they are not told (only which pool records are
-    the public ones, ``known_nonmembers``, the known non-members of the target).
-    Progress bars of shadow training are labelled ``"seed <repeat>: <name>"``.
-
-    With ``fpr_fallback=True``, an attack whose calibration records cannot promise its
-    ``fpr`` aims at the smallest FPR they can promise instead of failing (the settings
-    of its ``fpr_fallback`` tag: ``unresolved_fpr="smallest"``, which still refuses
-    beyond :data:`~tabmia.attacks.base.MAX_FALLBACK_FPR`); the row's ``fpr_target`` is
-    the FPR its threshold promises (the attack's ``fpr_``), ``fpr_requested`` the one
-    asked for, and a :class:`~tabmia.exceptions.FPRFallbackWarning` names the change.
-
-    ``train_size`` (the target's training-set size) goes to the parameter that an
-    attack's ``train_size_param`` tag names (``shadow_train_size`` of the attacks that
-    train shadow / reference models, where the user did not size them): their models
-    then train on as many records as the target, as far as their pool allows (the
-    row's ``shadow_train_size`` and ``shadow_size_note``, for the attacks that
-    ``reports_model_size``). An attack with a shadow population also reports its
-    ``n_models`` and how many of them it trained (``n_models_trained``; the rest came
-    from its cache); one that trains models names their recipe (``model_recipe``, which
-    the report reads once the attack is let go).
-
-    With ``keep_attacks=False`` each attack is let go once it has scored the candidates:
-    a fitted shadow attack holds state per public record (LiRA: each shadow's score on
-    each of them), which the attacks after it need not share memory with.
-
-    Returns
-    -------
-    frames : list of DataFrame
-        Per attack: ``attack``, extra columns, ``member``, ``score``, ``flagged``.
-    rows : list of dict
-        Per attack: ``seed``, ``attack``, every metric, ``fit_seconds``, ``score_seconds``,
-        ``n_queries``.
-    fitted : list
-        The fitted attacks (empty with ``keep_attacks=False``).
+def slice_frame(slices: Any, n_records: int) -> pd.DataFrame | None:
+    """``slices`` as a frame of group labels, one row per record (None stays None).
 
     Raises
     ------
-    TargetOutputsError
-        Before any attack is fitted, when an attack needs more of the target than it
-        gives (its ``target_outputs`` tag).
-    UnresolvableFPRError
-        From an attack's ``fit``, with ``attack`` set to its name.
+    ValueError
+        For another number of rows, or missing (NaN) labels.
     """
-    from tabmia._progress import progress_label
-    from tabmia.report.verdict import RECIPE_SEPARATOR, attack_recipes
-
-    _check_outputs(target, attacks)
-    frames, rows, fitted = [], [], []
-    for name, proto in attacks.items():
-        # what the split or the attack before freed, returned before this one trains
-        release_freed_memory()
-        attack = clone(proto).set_params(target=target)
-        tags = membership_tags(attack)
-        settings: dict[str, Any] = (
-            {"random_state": seed} if "random_state" in tags.runner_settings else {}
+    if slices is None:
+        return None
+    if isinstance(slices, pd.DataFrame):
+        frame = slices.reset_index(drop=True)
+    elif isinstance(slices, pd.Series):
+        frame = slices.reset_index(drop=True).to_frame(name=str(slices.name or "slice"))
+    else:
+        arr = np.asarray(slices)
+        frame = pd.DataFrame(arr if arr.ndim == 2 else {"slice": arr})
+        frame.columns = [str(c) for c in frame.columns]
+    if len(frame) != n_records:
+        raise ValueError(f"slices has {len(frame)} rows for {n_records} records")
+    missing = frame.isna().sum()
+    if missing.any():
+        name = str(missing.idxmax())
+        raise ValueError(
+            f"slice column {name!r} has {int(missing.max())} missing (NaN) labels: give "
+            "every record its group (or a label such as 'unknown')"
         )
-        if train_size is not None and tags.train_size_param is not None:
-            # shadows learn what the target learned only from as many records
-            settings[tags.train_size_param] = int(train_size)
-        if fpr_fallback:
-            settings.update(tags.fpr_fallback)
-        attack.set_params(**settings)
-        t0 = time.perf_counter()
-        caught: list = []
-        try:
-            with (
-                progress_label(f"seed {repeat}: {name}"),
-                warnings.catch_warnings(record=True) as caught,
-            ):
-                warnings.simplefilter("always", FPRFallbackWarning)
-                if tags.fit_includes_candidates:
-                    # the public records are the pool's known non-members (its calibration)
-                    known = np.r_[np.ones(len(y_public), bool), np.zeros(len(y_candidates), bool)]
-                    attack.fit(
-                        concat_rows([X_public, X_candidates]),
-                        np.r_[y_public, y_candidates],
-                        known_nonmembers=known,
-                    )
-                else:
-                    attack.fit(X_public, y_public)
-        except UnresolvableFPRError as exc:
-            exc.attack = name
-            raise
-        finally:
-            _reissue(caught, name)
-        t1 = time.perf_counter()
-        s = attack.decision_function(X_candidates, y_candidates)
-        t2 = time.perf_counter()
-        threshold = attack.threshold_
-        m = attack_metrics(
-            member, s, threshold=threshold, fprs=fprs, gammas=gammas, random_state=seed
-        )
-        aim = attack.fpr_
-        row = {
-            "seed": seed,
-            "attack": name,
-            **m,
-            "fpr_target": aim,
-            "fpr_requested": attack.fpr if aim is not None else None,
-            "fit_seconds": t1 - t0,
-            "score_seconds": t2 - t1,
-            "n_queries": int(attack.target_.n_queries_),
-        }
-        if tags.reports_model_size:
-            row["shadow_train_size"] = attack.shadow_train_size_
-            row["shadow_size_note"] = attack.shadow_size_note_
-            if attack.shadow_size_note_ and train_size is not None:
-                warnings.warn(
-                    f"{name}: {attack.shadow_size_note_}", ShadowSizeWarning, stacklevel=2
-                )
-        recipes = attack_recipes(attack)
-        if recipes:  # what the report names, once the attack is let go
-            row["model_recipe"] = RECIPE_SEPARATOR.join(recipes)
-        population: Any = getattr(attack, "population_", None)
-        if hasattr(population, "n_trained_"):
-            row["n_models"] = int(population.statistics_.shape[0])
-            row["n_models_trained"] = int(population.n_trained_)
-        rows.append(row)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "attack": name,
-                    **(extra_columns or {}),
-                    "member": member,
-                    "score": s,
-                    "flagged": s >= threshold,
-                }
-            )
-        )
-        if keep_attacks:
-            fitted.append(attack)
-        del attack, population  # not held while the next attack trains
-        if verbose:
-            print(f"  {name}: AUC {m['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
-    return frames, rows, fitted
-
-
-_OUTPUT_WORDS = {"labels": "predicted labels", "proba": "probabilities", "logits": "logits"}
-
-
-def _check_outputs(target: Any, attacks: dict[str, Any]) -> None:
-    """Refuse attacks that need more of the target than it gives (their
-    ``target_outputs`` tag against :attr:`~tabmia.target.TargetModel.outputs`)."""
-    outputs = as_target(target).outputs
-    needs = {name: membership_tags(a).target_outputs for name, a in attacks.items()}
-    refused = {
-        name: need
-        for name, need in needs.items()
-        if not membership_tags(attacks[name]).works_with(outputs)
-    }
-    if refused:
-        usable = [name for name in attacks if name not in refused]
-        raise TargetOutputsError(
-            f"the target gives {_OUTPUT_WORDS.get(outputs, outputs)} only: "
-            + ", ".join(
-                f"{name} (needs {_OUTPUT_WORDS.get(need, need)})" for name, need in refused.items()
-            )
-            + " cannot attack it"
-            + (f"; {', '.join(usable)} can" if usable else "")
-        )
-
-
-def _reissue(caught: list, name: str) -> None:
-    """Warnings an attack's fit raised, again; an FPR fallback named by the run's name."""
-    for w in caught:
-        if issubclass(w.category, FPRFallbackWarning):
-            text = str(w.message).split(": ", 1)[-1]
-            warnings.warn(f"{name}: {text}", FPRFallbackWarning, stacklevel=3)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return frame

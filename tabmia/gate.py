@@ -237,11 +237,15 @@ class GateResult:
         The audit's verdict state; where it cannot tell (a cause not accepted) the gate
         cannot tell, whatever the checks say, and a label-only scope not accepted keeps
         it from passing.
+    unit : {"record", "person"}, default="record"
+        What the audit counted (its result's ``unit``); the lines speak of persons for
+        a person-level audit.
     """
 
     checks: tuple[LimitCheck, ...]
     unresolved: str = "fail"
     state: VerdictState | None = None
+    unit: str = "record"
 
     @property
     def blocked_by(self) -> tuple[str, ...]:
@@ -301,6 +305,13 @@ class GateResult:
         state = self.state
         accepted = [n for n in state.accepted if n in state.raised] if state is not None else []
         ignored = list(state.not_raised) if state is not None else []
+        if self.unit == "person":
+            from tabmia.report.verdict import in_persons
+
+            return [in_persons(line) for line in self._lines(accepted, ignored)]
+        return self._lines(accepted, ignored)
+
+    def _lines(self, accepted: list[str], ignored: list[str]) -> list[str]:
         return (
             [c.line(self.attacker_sees) for c in self.checks]
             + (
@@ -458,7 +469,7 @@ def evaluate_gate(
             if lim.metric == "tpr"
             else _check_epsilon(summary, lim, delta)
         )
-    return GateResult(tuple(checks), unresolved, state)
+    return GateResult(tuple(checks), unresolved, state, getattr(result, "unit", "record"))
 
 
 # ---------------------------------------------------------------------- metrics

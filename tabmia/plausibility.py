@@ -70,6 +70,7 @@ __all__ = [
     "Finding",
     "check_attack_scores",
     "check_inputs",
+    "check_persons",
     "fit_gap_test",
     "is_one_hot",
     "label_shift_test",
@@ -93,7 +94,8 @@ class Finding:
     Attributes
     ----------
     check : str
-        ``"fit_gap"``, ``"label_shift"``, ``"label_only"`` or ``"auc_below_chance"``.
+        ``"fit_gap"``, ``"label_shift"``, ``"label_only"``, ``"auc_below_chance"`` or
+        ``"shared_persons"``.
     message : str
         What was found, the test and its p-value, and what it means.
     p_value : float or None
@@ -307,6 +309,41 @@ def check_inputs(
             )
         )
     return found
+
+
+def check_persons(groups_train: Any, groups_population: Any) -> list[Finding]:
+    """Persons with records among both the training and the population records.
+
+    A person is a member or a non-member as a whole: a person whose other records trained
+    the model is no non-member, so population records of such persons contaminate the
+    non-members (and the attacker's public records) and the audit's FPR and TPR no
+    longer mean what they say. Not a test: any shared person is a finding.
+
+    Parameters
+    ----------
+    groups_train, groups_population : array-like
+        Person id of each training / population record.
+
+    Returns
+    -------
+    list of Finding
+        ``shared_persons``, naming how many persons and records, or nothing.
+    """
+    train = pd.Index(pd.unique(np.asarray(groups_train)))
+    pop = np.asarray(groups_population)
+    shared_rows = train.get_indexer(pop) >= 0
+    if not shared_rows.any():
+        return []
+    n_persons = int(pd.unique(pop[shared_rows]).size)
+    message = (
+        f"{n_persons} persons have records among both the training records and the "
+        f"population records ({int(shared_rows.sum())} of {pop.size} population records "
+        "belong to persons the model trained on): a person is a member or not as a whole, "
+        "so these non-members are members' records and the audit's rates do not measure "
+        "what an attacker learns about persons. Remove those persons' records from the "
+        "population data, or check that the person ids of both files mean the same persons"
+    )
+    return [Finding("shared_persons", message)]
 
 
 def check_attack_scores(scores: pd.DataFrame, *, alpha: float = ALPHA) -> list[Finding]:

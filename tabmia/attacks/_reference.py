@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Callable
 from fractions import Fraction
 from numbers import Integral, Real
@@ -45,10 +46,11 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia._estimators import clone_recipe, recipe_of
-from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory
+from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory, warn_over_budget
 from tabmia._rows import n_rows
 from tabmia.attacks._tags import membership_tags
 from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.exceptions import MemoryBudgetWarning
 from tabmia.shadow._design import draw_record_in_masks
 from tabmia.shadow._schedule import plan_jobs
 from tabmia.shadow._training import _chunk_rows
@@ -140,15 +142,23 @@ class ReferenceModelAttack(BaseMembershipAttack):
         resolve_max_memory(self.max_memory)  # a bad size is refused before any training
         self.calibration_index_ = np.empty(0, dtype=np.int64)
         self._calibration_records = None
+        groups = getattr(self, "_fit_groups", None)
+        self._pool_groups = groups
         if not self._holds_out():
             self._fit(X, y)
             return
         fit_rows, cal_rows = _split_calibration(
-            self.n_public_, self.calibration_share, self._draw_seed()
+            self.n_public_, self.calibration_share, self._draw_seed(), groups=groups
         )
         self.calibration_index_ = cal_rows
         self._calibration_records = (take_rows(X, cal_rows), y[cal_rows])
+        self._pool_groups = None if groups is None else groups[fit_rows]
         self._fit(take_rows(X, fit_rows), y[fit_rows])
+
+    def _calibration_rows(self) -> np.ndarray:
+        if self.calibration_index_.size:
+            return self.calibration_index_
+        return super()._calibration_rows()
 
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         if self._calibration_records is not None:
@@ -279,6 +289,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
             cache_prefix=f"{type(self).__name__}-{statistic}",
             verbose=self.verbose,
             target=self.target,
+            groups=getattr(self, "_pool_groups", None),
         )
 
     def _index_pool(self, X: Any, y: np.ndarray, in_masks: np.ndarray) -> None:
@@ -425,10 +436,20 @@ class ReferenceModelAttack(BaseMembershipAttack):
         # whole batches of the models' own, so that chunking leaves their inputs as
         # they were (results of BLAS-based models depend on the batch)
         batch = _chunk_rows(len(self.target_.classes_))
-        for sl in chunk_bounds(miss.size, row_bytes, budget // 2, multiple=batch):
+        warn_over_budget(
+            miss.size,
+            row_bytes,
+            budget // 2,
+            multiple=batch,
+            what="scoring the candidates' moments",
+        )
+        for k, sl in enumerate(chunk_bounds(miss.size, row_bytes, budget // 2, multiple=batch)):
             rows = miss[sl]  # a loop over chunks of records
             out_masks = self._outside_masks_of(keys[rows])
-            stats = self._reference_statistics(take_rows(X, _as_slice(rows)), y[rows])
+            with warnings.catch_warnings():
+                if k:  # the models' scoring said it on the first chunk: once is enough
+                    warnings.simplefilter("ignore", MemoryBudgetWarning)
+                stats = self._reference_statistics(take_rows(X, _as_slice(rows)), y[rows])
             c, mu, ssd = masked_moments(stats, out_masks)
             mom["c_out"][rows], mom["mu_out"][rows], mom["ssd_out"][rows] = c, mu, ssd
 
@@ -481,9 +502,28 @@ class _Alongside:
             self.result = result
 
 
-def _split_calibration(n: int, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (model-training rows, held-out calibration rows) of ``n`` public records."""
+def _split_calibration(
+    n: int, share: float, seed: int, *, groups: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (model-training rows, held-out calibration rows) of ``n`` public records.
+
+    With ``groups`` (person codes) whole persons are held out, drawn in a random order
+    until they hold at least the share's records: a held-out record whose person trained
+    the models would not be scored like a fresh non-member person's."""
     n_cal = int(round(n * share))
+    if groups is not None and n_cal >= 1:
+        n_persons = int(groups.max()) + 1
+        order = np.random.RandomState(seed).permutation(n_persons)
+        sizes = np.bincount(groups, minlength=n_persons)[order]
+        held = order[: int(np.searchsorted(np.cumsum(sizes), n_cal)) + 1]
+        out = np.isin(groups, held)
+        if out.all() or (~out).sum() < 2:
+            raise ValueError(
+                f"calibration_share={share:g} of {n} public records ({n_persons} persons) "
+                "leaves fewer than 2 records to train the shadow / reference models; give "
+                "the attack more public persons"
+            )
+        return np.flatnonzero(~out), np.flatnonzero(out)
     if n_cal < 1 or n_cal > n - 2:
         raise ValueError(
             f"calibration_share={share:g} of {n} public records leaves {n_cal} records to "

@@ -4,7 +4,7 @@ An attack is a scikit-learn estimator. ``fit(X, y)`` takes the attacker's public
 records (population records the target did not train on); ``decision_function(X, y)``
 scores candidate records (higher = more likely a member); ``predict(X, y)`` flags
 ``decision_function(X, y) >= threshold_``. Subclasses write only ``_fit`` and
-``_score``.
+``_score`` (and ``_score_ceiling`` where their score has a highest value).
 
 ``score_samples(X, y)``, where an attack has one, is the attack's own test statistic
 on its natural scale (LiRA's ``-log p`` or ``log Lambda``, the quantile attack's
@@ -44,6 +44,7 @@ from tabmia._records import hashes_reused, record_hashes
 from tabmia.attacks._tags import MembershipTags, Tags, membership_tags
 from tabmia.exceptions import (
     DuplicateRecordsWarning,
+    FlagsNobodyWarning,
     FPRFallbackWarning,
     LabelOnlyTargetError,
     UnresolvableFPRError,
@@ -65,8 +66,11 @@ MAX_FALLBACK_FPR = 0.05
 class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     """Base class of membership inference attacks.
 
-    Parameters common to all attacks
-    --------------------------------
+    The parameters below are common to all attacks: every attack takes them, beside its
+    own.
+
+    Parameters
+    ----------
     target : object
         The fitted model under audit (anything :class:`tabmia.target.TargetModel`
         accepts, or a ``TargetModel``). Kept by reference: ``clone(attack)`` never
@@ -119,6 +123,21 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     calibration_scores_ : ndarray
         Non-member scores ``threshold_`` was chosen from (the public records, or the
         proxy's non-members).
+    calibration_rows_ : ndarray of int or None
+        With ``threshold_goal="fpr"``, which of ``fit``'s records (positions) each of
+        ``calibration_scores_`` belongs to: all of them in order, the held-out ones, or
+        an online pool's known non-members. None for the other goals (the proxy's
+        records). A person-level or per-slice threshold is calibrated on these records'
+        scores (docs: records, persons and slices).
+    flags_nobody_ : bool
+        Whether ``threshold_`` lies above the highest score the attack can give, so that
+        ``predict`` flags no record whatever the candidates (its TPR is 0 at any
+        membership; ``fit`` then warns, :class:`~tabmia.exceptions.FlagsNobodyWarning`).
+        It happens to attacks with a bounded score (gap, noise robustness, Merlin,
+        boundary distance) where more public records than the FPR allows share that
+        highest score: an overfit model labels almost every record right. False where
+        the attack's score has no known highest value, even if a given set of
+        candidates gets no flag.
     """
 
     _parameter_constraints: dict[str, Any] = {
@@ -185,7 +204,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         return self.fit_includes_candidates
 
     # ---------------------------------------------------------------- public API
-    def fit(self, X: Any, y: Any) -> BaseMembershipAttack:
+    def fit(self, X: Any, y: Any, groups: Any = None) -> BaseMembershipAttack:
         """Fit the attack on the attacker's public records and choose ``threshold_``.
 
         Parameters
@@ -199,6 +218,13 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
             attacks (hyperparameter search with a ranking scorer), so there an
             ``fpr`` the calibration records cannot promise is replaced by the smallest
             they can, whatever ``unresolved_fpr`` says.
+        groups : array-like of shape (n,), default=None
+            Person id of each record (scikit-learn's ``groups``): a person's records
+            share one IN/OUT mask in the attack's shadow / reference models, are held
+            out for calibration together and fall in one cross-fitting fold, so that the
+            calibration scores stay exchangeable with a fresh non-member *person*'s.
+            Routed by scikit-learn's metadata routing (``set_fit_request(groups=True)``)
+            inside a ``GridSearchCV`` or ``Pipeline``.
 
         Returns
         -------
@@ -211,11 +237,19 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
             ``fpr`` (see ``unresolved_fpr``); raised before any model is trained.
         """
         labels, member = split_game_labels(y)
+        if groups is not None:
+            from tabmia._groups import check_groups
+
+            groups = check_groups(groups, n_rows(X))
+            if member is not None:
+                groups = groups[~np.asarray(member, dtype=bool)]
         if member is not None:
             X, labels = nonmember_rows(X, labels, member)
+        self._fit_groups = None if groups is None else _codes(groups)
         self._fit_scorer(X, labels, ranking_only=member is not None)
         self.threshold_ = self._choose_threshold(X, np.asarray(labels), self._y_public)
         del self._y_public
+        self._check_flags_anybody()
         return self
 
     def decision_function(self, X: Any, y: Any = None) -> np.ndarray:
@@ -251,6 +285,13 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
     def _score(self, X: Any, y: np.ndarray) -> np.ndarray:
         """Membership scores of candidate records (labels as indices); higher = member."""
 
+    def _score_ceiling(self) -> float:
+        """The highest score ``_score`` can give (after ``fit``); ``inf`` where none is
+        known. An attack whose score is bounded (a share of queries, a 0 / 1 flag, a
+        capped distance) returns its bound, so that ``fit`` can tell a threshold that
+        flags nobody (``flags_nobody_``)."""
+        return math.inf
+
     def _nonmember_calibration_scores(self, X: Any, y: np.ndarray) -> np.ndarray:
         """Scores of known non-members for ``threshold_goal="fpr"``, exchangeable with
         a fresh non-member's score.
@@ -260,6 +301,11 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         scored only by the models they did not train).
         """
         return self._score(X, y)
+
+    def _calibration_rows(self) -> np.ndarray:
+        """Positions among ``fit``'s records of the calibration scores (by default all
+        public records, in order); overridden with :meth:`_nonmember_calibration_scores`."""
+        return np.arange(self.n_public_)
 
     def _calibration_count(self) -> tuple[int, str]:
         """How many calibration scores ``fit`` will have, and which records they are.
@@ -330,6 +376,36 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         )
         exc.reason = reason
         raise exc
+
+    def _check_flags_anybody(self) -> None:
+        """Set ``flags_nobody_``, and warn where the threshold can flag no record.
+
+        Where scores tie at their highest value, the split-conformal threshold lies
+        above it once more of the calibration records share it than the FPR allows
+        (:func:`tabmia.thresholds.threshold_at_fpr`): with a score that cannot go
+        higher, no candidate can reach it. (``tabmia audit``'s verdict says the same of
+        the scores it saw: "flags nobody because its scores tie".)
+        """
+        ceiling = float(self._score_ceiling())
+        self.flags_nobody_ = bool(self.threshold_ > ceiling)
+        if not self.flags_nobody_:
+            return
+        share = float(np.mean(self.calibration_scores_ >= ceiling))
+        if self.fpr_ is not None:
+            why = (
+                f"at fpr={self.fpr_:g}: {100 * share:.3g}% of its {self.n_calibration_} "
+                "calibration records reach that score, more than the FPR allows, so no "
+                "threshold of the attack can flag anyone there and its TPR of 0 says "
+                "nothing about the model at that FPR"
+            )
+        else:
+            why = f"for threshold_goal={self.threshold_goal!r}"
+        warnings.warn(
+            f"{type(self).__name__} flags nobody: its threshold lies above {ceiling:g}, "
+            f"the highest score it can give, {why} (flags_nobody_ is True)",
+            FlagsNobodyWarning,
+            stacklevel=3,
+        )
 
     def _make_target(self) -> TargetModel:
         if self.target is None:
@@ -429,11 +505,22 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
                 )
             self.calibration_scores_ = neg
             self.n_calibration_ = int(neg.size)
+            rows = np.asarray(self._calibration_rows(), dtype=np.intp)
+            if rows.shape != neg.shape:  # pragma: no cover - internal misuse
+                raise RuntimeError("calibration_rows_ do not match calibration_scores_")
+            self.calibration_rows_: np.ndarray | None = rows
             assert self.fpr_ is not None  # settled before training, for the "fpr" goal
             return select_threshold(neg, goal="fpr", fpr=self.fpr_)
+        if getattr(self, "_fit_groups", None) is not None:
+            raise ValueError(
+                f"groups with threshold_goal={self.threshold_goal!r}: the proxy model's "
+                "simulated members and non-members are drawn record by record, not person "
+                "by person; use threshold_goal='fpr', whose calibration keeps persons whole"
+            )
         neg, pos = self._proxy_calibration_scores(X, y_raw)
         self.calibration_scores_ = neg
         self.n_calibration_ = int(neg.size)
+        self.calibration_rows_ = None
         return select_threshold(neg, pos, goal=self.threshold_goal, fpr=self.fpr, prior=self.prior)
 
     def _proxy_calibration_scores(self, X: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -530,3 +617,10 @@ def statistic_from_legacy(owner: str, statistic: str, default: str, legacy: dict
         stacklevel=3,
     )
     return old
+
+
+def _codes(groups: np.ndarray) -> np.ndarray:
+    """Person codes of checked ids (:func:`tabmia._groups.person_codes`)."""
+    from tabmia._groups import person_codes
+
+    return person_codes(groups)

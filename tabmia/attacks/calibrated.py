@@ -117,6 +117,10 @@ class CalibratedAttack(ReferenceModelAttack):
         this machine's memory such as ``"25%"``; None: 256 MiB per core, at
         least 2 GiB, at most half of this machine's memory).
         Results do not depend on it.
+        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
+        smaller than one batch of the models' own (up to 65,536 records), so a budget
+        that one batch needs more than is exceeded, with a
+        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
     cache_dir : str or path, default=None
         Cache of the reference population (``calibration="reference"``).
     verbose : bool, default=False
@@ -311,12 +315,18 @@ class CalibratedAttack(ReferenceModelAttack):
                 f"TorchMLPClassifier target, got {type(model).__name__}"
             )
         n = y.shape[0]
+        codes = record_groups(X, y)
+        persons = getattr(self, "_pool_groups", None)
+        if persons is not None:  # a person's records share a mask, as copies of a record do
+            from tabmia._groups import joint_codes
+
+            codes = joint_codes(persons, codes)
         masks = draw_in_masks(
             self.n_reference,
             n,
             pkeep=self._resolve_pkeep(n, self.n_reference, 0.5),
             random_state=self._draw_seed(),
-            groups=record_groups(X, y),
+            groups=codes,
         )
         y_raw = self.target_.classes_[y]
         models = []

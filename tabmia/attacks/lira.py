@@ -154,6 +154,10 @@ class LiRAAttack(ReferenceModelAttack):
         this machine's memory such as ``"25%"``; None: 256 MiB per core, at
         least 2 GiB, at most half of this machine's memory).
         Results do not depend on it.
+        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
+        smaller than one batch of the models' own (up to 65,536 records), so a budget
+        that one batch needs more than is exceeded, with a
+        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
     cache_dir : str or path, default=None
         Folder where the shadow population is cached (a sub-folder per pool and
         statistic; see :class:`tabmia.shadow.ShadowPopulation`): a re-run with the
@@ -355,7 +359,10 @@ class LiRAAttack(ReferenceModelAttack):
         n = int(mask.sum())
         return n, f"the pool's {n} known non-members (known_nonmembers)"
 
-    def fit(self, X: Any, y: Any, known_nonmembers: Any = None) -> LiRAAttack:
+    # known_nonmembers stays third, where callers have passed it: groups comes after it
+    def fit(  # type: ignore[override]
+        self, X: Any, y: Any, known_nonmembers: Any = None, groups: Any = None
+    ) -> LiRAAttack:
         """Train the shadows on ``(X, y)`` and choose ``threshold_``.
 
         Parameters
@@ -371,6 +378,9 @@ class LiRAAttack(ReferenceModelAttack):
             attack requires it: those rows, IN for some shadows and OUT for the
             others exactly like a candidate in the pool, calibrate ``threshold_``.
             The experiment harness passes it.
+        groups : array-like of shape (n,), default=None
+            Person id of each record: a person's records share one IN/OUT mask (see
+            :meth:`BaseMembershipAttack.fit <tabmia.attacks.base.BaseMembershipAttack.fit>`).
 
         Returns
         -------
@@ -391,7 +401,7 @@ class LiRAAttack(ReferenceModelAttack):
                 )
             self._known_nonmembers = mask
         try:
-            return super().fit(X, y)
+            return super().fit(X, y, groups)
         finally:
             self._known_nonmembers = None
 
@@ -595,3 +605,9 @@ class LiRAAttack(ReferenceModelAttack):
         assert self._known_nonmembers is not None  # online fit keeps the pool's mask
         rows = np.flatnonzero(self._known_nonmembers)
         return self._score(take_rows(X, rows), y[rows])
+
+    def _calibration_rows(self) -> np.ndarray:
+        if not self.online:
+            return super()._calibration_rows()
+        assert self._known_nonmembers is not None  # online fit keeps the pool's mask
+        return np.flatnonzero(self._known_nonmembers)

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from sklearn.model_selection import KFold
+from sklearn.model_selection import GroupKFold, KFold
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory
+from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory, warn_over_budget
 from tabmia._records import fold_hashes
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
@@ -201,6 +201,10 @@ class QuantileAttack(BaseMembershipAttack):
         memory such as ``"25%"``; None: 256 MiB per core, at
         least 2 GiB, at most half of this machine's memory). Results do not
         depend on it.
+        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
+        smaller than one batch of the models' own (up to 65,536 records), so a budget
+        that one batch needs more than is exceeded, with a
+        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
     device : {"auto", "cpu", "cuda", "cuda:N"}, default="auto"
         Where CatBoost trains, in tabmia's one device vocabulary
         (:func:`tabmia._device.resolve_device_name`; ``"gpu"`` is accepted as the old
@@ -467,7 +471,15 @@ class QuantileAttack(BaseMembershipAttack):
         keep: bool,
     ) -> tuple[np.ndarray, list]:
         n = s.size
-        folds = KFold(n_splits=self.cv, shuffle=True, random_state=split_seed).split(np.arange(n))
+        groups = getattr(self, "_fit_groups", None)
+        if groups is None:
+            folds = KFold(n_splits=self.cv, shuffle=True, random_state=split_seed).split(
+                np.arange(n)
+            )
+        else:  # a person's records in one fold: its out-of-fold scores are a fresh person's
+            folds = GroupKFold(n_splits=self.cv, shuffle=True, random_state=split_seed).split(
+                np.arange(n), groups=groups
+            )
         raw: np.ndarray | None = None
         models = []
         for train, held in folds:
@@ -572,12 +584,10 @@ class QuantileAttack(BaseMembershipAttack):
         # depend on the batch they came in); every record's score depends on it alone
         out = np.empty(n_rows(X), dtype=np.float64)
         row_bytes = _RECORD_COPIES * record_bytes(X) + 8 * (4 + 2 * self.alphas_.size)
-        for sl in chunk_bounds(
-            out.size,
-            row_bytes,
-            resolve_max_memory(self.max_memory),
-            multiple=self.target_.batch_size,
-        ):
+        budget = resolve_max_memory(self.max_memory)
+        batch = self.target_.batch_size
+        warn_over_budget(out.size, row_bytes, budget, multiple=batch, what="scoring the candidates")
+        for sl in chunk_bounds(out.size, row_bytes, budget, multiple=batch):
             X_c, y_c = take_rows(X, sl), y[sl]  # a loop over chunks of records
             out[sl] = self._decision(self._target_scores(X_c, y_c), self._raw_candidates(X_c, y_c))
         return out

@@ -82,6 +82,9 @@ CONTRADICTIONS = {
     "label column",
     "auc_below_chance": "check that the training and population records are not swapped, the "
     "labels are right and the attack's scores are not inverted",
+    "shared_persons": "remove from the population records every person who has training "
+    "records (a person is a member or a non-member as a whole), or check that both files' "
+    "person ids name the same persons",
 }
 #: The causes of "cannot tell" that are not about the inputs: name -> (what happened,
 #: what to do). Accepting one lets the gate decide from the limits' own checks.

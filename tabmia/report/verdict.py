@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.claims import membership_claim_check
+from tabmia.claims import group_privacy, membership_claim_check
 from tabmia.metrics import (
     DEFAULT_DELTA,
     empirical_epsilon,
@@ -192,6 +192,11 @@ def verdict_lines(
     data = context.get("data", "the given data")
     splits = getattr(result, "splits", None)
     n_public = len(splits[0].public) if splits else context.get("attacker public records")
+    if getattr(result, "unit", "record") == "person" and "n_persons_public" in metrics:
+        n_public = (
+            f"{n_public} public records of {int(metrics['n_persons_public'].iloc[0])} "
+            f"{context.get('persons', 'persons')}"
+        )
     attacker = _attacker(state, n_public)
     measured = _risk_statement(
         state, best_name, best, n_mem, attacker, nothing_flagged=int(summary["tp"].sum()) == 0
@@ -234,7 +239,7 @@ def verdict_lines(
     if acc is not None and len(acc):
         tr, te = float(acc["train_accuracy"].mean()), float(acc["test_accuracy"].mean())
         lines.append(
-            f"The model's accuracy is {tr:.3f} on its training records and {te:.3f} "
+            f"The model's accuracy is {tr:.3f} on the records it trained on and {te:.3f} "
             f"on held-out records (gap {tr - te:+.3f}); a large gap means memorisation, "
             "which is what these attacks exploit."
         )
@@ -259,14 +264,27 @@ def verdict_lines(
         f"training could allow these rates (95% confidence); for {best_name} it is "
         f"{eps['epsilon_lower']:.2f}" + (" (counts pooled over seeds)" if n_seeds > 1 else "") + "."
     )
+    persons = getattr(result, "unit", "record") == "person"
+    claim_eps, claim_delta, group = epsilon, delta, ""
+    if epsilon is not None and persons:
+        # record-level DP protects a person with k records only at group privacy's (kε, δ_k):
+        # the claim every person of this audit keeps is its largest person's
+        k = int(pd.to_numeric(result.scores["n_records"]).max())
+        claim_eps, claim_delta = group_privacy(epsilon, k, delta)
+        group = (
+            f" for records, which protects a person with k records at up to kε (group "
+            f"privacy); its largest person here has {k} records, so the claim the person-"
+            f"level rates are checked against is (ε = {claim_eps:.3g}, δ = {claim_delta:.3g})"
+        )
     if epsilon is not None:
+        assert claim_eps is not None  # set with epsilon
         check = membership_claim_check(
             int(best["tp"]),
             int(best["n_members"]),
             int(best["fp"]),
             int(best["n_nonmembers"]),
-            epsilon,
-            delta,
+            claim_eps,
+            min(claim_delta, 1.0),
             confidence=confidence,
         )
         # the report's DP table and this sentence share one rule (tabmia.claims): a game
@@ -277,14 +295,55 @@ def verdict_lines(
             "cannot_tell": f"cannot tell: {check.reason}",
         }[check.state]
         lines.append(
-            f"Against a claim of (ε = {epsilon:g}, δ = {delta:g})-DP, {best_name}'s "
+            f"Against a claim of (ε = {epsilon:g}, δ = {delta:g})-DP{group}, {best_name}'s "
             f"rates are {meaning}."
         )
     lines.append(
         "TPR at a fixed FPR (the ROC curve) needs a threshold set with the membership "
         "labels: those columns are an oracle's reference, not what the attacker achieved."
     )
+    if persons:
+        noun = str(context.get("persons", "persons"))
+        lines = [in_persons(line, noun) for line in lines]
+        lines.insert(1 if not state.contradicted else 2, _person_rule_line(result, noun))
     return lines
+
+
+#: Record words and their person words, longest first: a person-level result
+#: (:func:`tabmia.persons.person_result`) is read by the same sentences, its rows being
+#: persons (one wording, one place).
+_PERSON_WORDS = (
+    ("members (training records)", "member {p} (whose records trained the model)"),
+    ("flagged records", "flagged {p}"),
+    ("a single training record", "a single member {s}"),
+    ("a training record", "a member {s}"),
+    ("training records", "member {p}"),
+    ("non-members", "non-member {p}"),
+)
+
+
+def in_persons(line: str, noun: str = "persons") -> str:
+    """A verdict sentence about records, said of persons (``noun``: "patients")."""
+    single = noun[:-1] if noun.endswith("s") else noun
+    for word, person in _PERSON_WORDS:
+        line = line.replace(word, person.format(p=noun, s=single))
+    return line
+
+
+def _person_rule_line(result: Any, noun: str) -> str:
+    """How record scores became person scores, and on which public persons."""
+    metrics = result.metrics
+    rule = str(metrics["person_rule"].iloc[0]) if "person_rule" in metrics else "max"
+    n_public = int(metrics["n_persons_public"].iloc[0]) if "n_persons_public" in metrics else None
+    sizes = pd.to_numeric(result.scores["n_records"])
+    public = f" on {n_public} public {noun}" if n_public else ""
+    return (
+        f"The unit is the person: each of an attack's {noun} is scored by combining the "
+        f"scores of its records ({rule} rule; {noun} have 1 to {int(sizes.max())} records, "
+        f"{float(sizes.mean()):.2f} on average), and its threshold was calibrated{public} "
+        "of the same number of records, so the promised FPR holds for a fresh non-member "
+        f"with one record and with many."
+    )
 
 
 def finding_role(finding: Any, state: VerdictState) -> str:
@@ -304,7 +363,10 @@ def finding_line(finding: Any, state: VerdictState) -> str:
 
 def _attacker(state: VerdictState, n_public: Any) -> str:
     """The attacker the audit models, in words."""
-    holding = f"{n_public} public records" if n_public else "public records"
+    if isinstance(n_public, str):  # already in words (a person-level audit's)
+        holding = n_public
+    else:
+        holding = f"{n_public} public records" if n_public else "public records"
     if not state.labels_only:
         return f"an attacker holding {holding} of the same population"
     return (

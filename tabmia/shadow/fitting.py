@@ -25,6 +25,7 @@ def fit_population(
     cache_prefix: str = "",
     verbose: bool = False,
     target: Any = None,
+    groups: Any = None,
 ) -> Any:
     """Train a :class:`~tabmia.shadow.ShadowPopulation` of ``recipe`` on ``(X, y_idx)``.
 
@@ -40,6 +41,9 @@ def fit_population(
         The target's classes (the shadows' score columns follow them).
     n_models, statistic, pkeep, random_state, n_jobs, verbose, target
         As in :class:`~tabmia.shadow.ShadowPopulation`.
+    groups : array-like of shape (n,), default=None
+        Person id of each pool record (:meth:`ShadowPopulation.fit
+        <tabmia.shadow.ShadowPopulation.fit>`).
     cache_dir : str or path, default=None
         Parent folder of the cache. The population goes into the sub-folder
         ``{cache_prefix}-{fingerprint of the pool}``, so that different pools and
@@ -79,4 +83,4 @@ def fit_population(
     # small steps) amplifies the difference: one thread in this process, like in each
     # worker of a 2-core machine, keeps n_jobs from changing the shadows
     with threadpool_limits(limits=1):
-        return pop.fit(X, y_raw)
+        return pop.fit(X, y_raw, groups)

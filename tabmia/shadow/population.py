@@ -247,7 +247,7 @@ class ShadowPopulation(BaseEstimator):
         )
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: Any, y: Any) -> ShadowPopulation:
+    def fit(self, X: Any, y: Any, groups: Any = None) -> ShadowPopulation:
         """Draw the membership matrix, train the models and score the pool.
 
         Parameters
@@ -256,6 +256,10 @@ class ShadowPopulation(BaseEstimator):
             The pool of records, in the form the estimator takes.
         y : array-like of shape (n_records,)
             Their labels (raw labels, as the target was trained on).
+        groups : array-like of shape (n_records,), default=None
+            Person id of each record: a person's records get one mask (a model trains
+            on all of them or on none), as identical records do. With one record per
+            person the masks equal those drawn without groups.
 
         Returns
         -------
@@ -302,7 +306,13 @@ class ShadowPopulation(BaseEstimator):
         else:
             entropy = _base_entropy(self.random_state)
         seeds = _model_seeds(entropy, K)
-        masks = _draw_masks(entropy, K, n, self.pkeep, groups=record_groups(X, y_idx))
+        codes = record_groups(X, y_idx)
+        if groups is not None:
+            from tabmia._groups import check_groups, joint_codes, person_codes
+
+            # a cached model whose mask differs (another grouping) fails its mask hash
+            codes = joint_codes(person_codes(check_groups(groups, n)), codes)
+        masks = _draw_masks(entropy, K, n, self.pkeep, groups=codes)
         hashes = [_mask_hash(m) for m in masks]
         if cache is not None:
             manifest = {
@@ -488,7 +498,11 @@ class ShadowPopulation(BaseEstimator):
         max_memory : int or str, default=None
             Memory the chunks scored at once may hold (:func:`tabmia._memory.parse_memory`:
             bytes, ``"8GB"``, ``"25%"``); None: 256 MiB per core, at least 2 GiB, at
-            most half of this machine's memory.
+            most half of this machine's memory. Any positive size (an attack gives its
+            share of its own ``max_memory``, which its ``fit`` holds to 1 MiB at least):
+            a chunk is never smaller than one batch of the models' own, and a budget
+            that one batch needs more than is exceeded with a
+            :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
         dtype : numpy dtype, default=np.float32
             Of the result; the scores are float32 values, held exactly by float64.
 
@@ -510,7 +524,7 @@ class ShadowPopulation(BaseEstimator):
             self.classes_,
             self.statistic,
             plan=plan,
-            max_memory=resolve_max_memory(max_memory),
+            max_memory=resolve_max_memory(max_memory, least=1),
             dtype=dtype,
         )
 

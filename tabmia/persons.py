@@ -1,0 +1,709 @@
+"""Person-level membership audits: scores, thresholds and rates whose unit is the person.
+
+Health and credit data hold several records per person (diabetes130: 71,518 patients
+with up to 40 encounters each). A record-level audit answers "is this *record* in the
+training set?"; the question a person asks is "am *I* in it?" (user-level inference,
+Kandpal et al. 2024 [1]_). The record-level threshold does not answer it: a person is
+flagged as soon as one of their ``k`` records is, and with a threshold calibrated at a
+false positive rate ``alpha`` per record, a non-member person with ``k`` records is
+flagged with probability up to ``1 - (1 - alpha)^k``, close to ``k * alpha``. The
+promise "at most ``alpha`` of the non-members are flagged" breaks exactly for the
+persons with most records, often the most exposed ones.
+
+This module turns a record-level audit (the ``scores`` and ``calibration`` frames of
+:class:`tabmia.experiment.ExperimentResult`, docs: records, persons and slices) into a
+person-level one in two steps.
+
+**1. One statistic per person** (:data:`PERSON_RULES`; :data:`DEFAULT_RULE` says why
+``"max"`` is the default). Each record first gets its
+conformal p-value under the null against the attack's public calibration records of the
+same (repeat, attack): ``p_i = (1 + #{calibration scores >= s_i}) / (n_cal + 1)``,
+uniform (up to ties) for a fresh non-member record whatever the score's scale [4]_.
+
+- ``"max"``: the Šidák-adjusted minimum p-value [2]_,
+  ``-log(1 - (1 - min_i p_i)^k)``. It asks "is the person's most exposed record more
+  extreme than ``k`` independent null records would give?": it finds a person one of
+  whose records is memorised (an outlier visit), and is exactly the record score's
+  order for ``k = 1``.
+- ``"stouffer"``: Stouffer's combination [3]_, ``sum_i z_i / sqrt(k)`` with
+  ``z_i = Phi^{-1}(1 - p_i)``. It accumulates weak evidence spread over all of a
+  person's records: the model saw every record of a member person, and each leaks a
+  little.
+- ``"mean"``: the mean of the record scores: for attacks whose score is a
+  log-likelihood ratio (RMIA, LiRA online) the mean LLR is the user-inference statistic
+  of Kandpal et al. [1]_, and needs no calibration records at the record level.
+
+Neither the Šidák nor the Stouffer formula is trusted for its null distribution: the
+records of one person are correlated (same person, similar features), so ``min p``
+over ``k`` records is not Šidák-distributed and ``sum z / sqrt(k)`` not standard
+normal. Step 2 calibrates each statistic on persons instead.
+
+**2. A person-level threshold, per record-count band.** The attacker's public records
+(``calibration``) belong to public *persons*, disjoint from the candidates and drawn
+from the same population. Each public person gets the same statistic (its records'
+p-values computed against the *other* public persons' records, so that a public
+person's records and a candidate's are compared with records of other persons alike).
+A candidate person's p-value is its conformal p-value against the public persons of
+its own band of record counts ``k`` (same repeat and attack),
+``p_person = (1 + #{public persons in band with statistic >= s}) / (n_band + 1)``, and
+the person is flagged when ``p_person <= alpha``. The bands are powers of two,
+:data:`BANDS`: ``1``, ``2-3``, ``4-7``, ``8-15``, ``16+``. A band with fewer public
+persons than ``alpha`` needs (``ceil(1 / alpha) - 1``: the smallest p-value is
+``1 / (n_band + 1)``) is merged into the band below it (towards ``k = 1``) until it has
+enough; the ``band`` column says where each person was calibrated ("8+" where 8-15 and
+16+ were merged).
+
+**The promise.** For a fresh non-member person exchangeable with the public persons of
+its band (drawn from the same population, with a number of records in the same band),
+``P(flagged) <= alpha``: in every band, so for persons with one record and persons with
+forty alike, not only on average over all persons [4]_. It is a marginal promise (over
+the draw of the public persons), and holds for any rule: the rules differ in power, not
+in validity. What it needs is what the record-level promise needs, public persons like
+the candidates; it does not need the records of a person to be independent.
+
+The person's score, for ROC curves and AUC, is ``-log(p_person)`` (higher = more
+member-like); the flag is ``p_person <= alpha``, the same as ``score >= -log(alpha)``, so
+that one threshold on the score gives the flags of every band. :func:`person_result` builds an
+:class:`~tabmia.experiment.ExperimentResult` whose unit is the person, so that the
+metrics (every interval resamples persons), the verdict, the gate and the report read it
+as they read records. :func:`person_risk` and :func:`most_exposed` describe the
+distribution of risk over persons; :func:`person_epsilon` translates a record-level
+(epsilon, delta)-DP guarantee into the one a person with ``k`` records has.
+
+References
+----------
+.. [1] Kandpal, Pillutla, Oprea, Kairouz, Choquette-Choo, Xu. User Inference Attacks on
+   Large Language Models. EMNLP 2024.
+.. [2] Šidák. Rectangular Confidence Regions for the Means of Multivariate Normal
+   Distributions. JASA 62 (1967).
+.. [3] Stouffer, Suchman, DeVinney, Star, Williams. The American Soldier, Vol. 1:
+   Adjustment during Army Life. Princeton University Press, 1949.
+.. [4] Bates, Candès, Lei, Romano, Sesia. Testing for Outliers with Conformal p-values.
+   Annals of Statistics 51 (2023). (marginal validity of conformal p-values)
+.. [5] Dwork, Roth. The Algorithmic Foundations of Differential Privacy. 2014.
+   (group privacy)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from tabmia.exceptions import UnresolvableFPRError
+from tabmia.metrics import attack_metrics
+
+if TYPE_CHECKING:
+    from tabmia.experiment import ExperimentResult
+
+__all__ = [
+    "PERSON_RULES",
+    "DEFAULT_RULE",
+    "BANDS",
+    "person_scores",
+    "person_result",
+    "person_risk",
+    "most_exposed",
+    "person_epsilon",
+]
+
+#: The rules combining a person's record scores into one statistic (higher = more
+#: member-like), each with why it is there. See the module docstring.
+PERSON_RULES: Mapping[str, str] = {
+    "max": (
+        "Šidák-adjusted minimum of the records' conformal p-values, "
+        "-log(1 - (1 - min p)^k): finds a person one of whose records is memorised; "
+        "for k = 1 it orders persons as the record scores order records."
+    ),
+    "stouffer": (
+        "Stouffer's combination of the records' conformal p-values, sum z / sqrt(k) with "
+        "z = Phi^-1(1 - p): accumulates weak evidence spread over all of a person's records."
+    ),
+    "mean": (
+        "Mean of the record scores: the mean log-likelihood ratio of user inference "
+        "(Kandpal et al. 2024) for attacks whose score is one (RMIA, LiRA online)."
+    ),
+}
+
+#: The rule :func:`person_scores` and :func:`person_result` use unless told otherwise:
+#: ``"max"``. Membership leaks unevenly: the records a model memorises are its outliers,
+#: and a person's rare visit may leak where their routine ones do not. Where one record of
+#: a person leaks, averaging rules dilute it by the person's other records; where every
+#: record leaks a little, "max" loses little (measured in the simulation of
+#: tests/test_persons.py, TPR at alpha = 0.01 of member persons with 4+ records, one
+#: record shifted by 2 sd: max 0.068, stouffer 0.016, mean 0.016; every record shifted
+#: by 0.5 sd: max 0.032, stouffer 0.035, mean 0.033). It is also the record level's own
+#: order for persons of one record, and says why a person is flagged (their most exposed
+#: record). The FPR promise holds for every rule alike.
+DEFAULT_RULE = "max"
+
+#: Labels of the bands of record counts persons are calibrated within (powers of two).
+BANDS: tuple[str, ...] = ("1", "2-3", "4-7", "8-15", "16+")
+_BAND_STARTS = np.array([1, 2, 4, 8, 16])
+
+_NEEDED_COLUMNS = ("attack", "person", "member", "score")
+
+
+def _band_label(lo: int, hi: int) -> str:
+    """Label of the merged band of base bands ``lo..hi`` ("2-7", "8+", "1")."""
+    first = int(_BAND_STARTS[lo])
+    if hi == len(_BAND_STARTS) - 1:
+        return f"{first}+"
+    last = int(_BAND_STARTS[hi + 1]) - 1
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def _base_band(k: np.ndarray) -> np.ndarray:
+    """Index in :data:`BANDS` of each record count."""
+    return np.searchsorted(_BAND_STARTS, k, side="right") - 1
+
+
+def _needed(alpha: float) -> int:
+    """Public persons a band needs so that its smallest p-value, 1/(n+1), is <= alpha."""
+    # the tolerance keeps 1 / 0.01 = 100.000...01 from asking for 100 instead of 99
+    return max(math.ceil(1.0 / alpha - 1e-9) - 1, 1)
+
+
+def _merge_bands(counts: np.ndarray, needed: int) -> list[tuple[int, int]]:
+    """Contiguous ranges ``(lo, hi)`` of base bands, each holding ``needed`` public persons.
+
+    From the top band down, a band short of public persons takes the one below it (its
+    persons are then compared with persons of fewer records, the nearest there are); the
+    leftover at ``k = 1`` joins the lowest range formed. Empty when all public persons
+    together are too few.
+    """
+    groups: list[tuple[int, int]] = []
+    top, held = len(counts) - 1, 0
+    for b in range(len(counts) - 1, -1, -1):
+        held += int(counts[b])
+        if held >= needed:
+            groups.append((b, top))
+            top, held = b - 1, 0
+    if top >= 0 and groups:  # bands 0..top are short: they join the range above them
+        _, hi = groups.pop()
+        groups.append((0, hi))
+    return groups[::-1]
+
+
+def _alpha_for(fpr: Any, repeat: Any, attack: Any) -> float:
+    """The FPR promised for ``(repeat, attack)``: a float, or a Series by attack or by
+    (repeat, attack)."""
+    if isinstance(fpr, pd.Series):
+        key = (repeat, attack) if isinstance(fpr.index, pd.MultiIndex) else attack
+        if key not in fpr.index:
+            raise ValueError(f"fpr gives no FPR for attack {attack!r} (repeat {repeat})")
+        value = fpr.loc[key]
+    else:
+        value = fpr
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise ValueError(
+            f"attack {attack!r} (repeat {repeat}) promises no FPR: its threshold was not "
+            "chosen for an FPR goal, so there is no person-level FPR to calibrate"
+        )
+    alpha = float(value)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"fpr must be in (0, 1), got {alpha} for attack {attack!r}")
+    return alpha
+
+
+def _with_repeat(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame if "repeat" in frame.columns else frame.assign(repeat=0)
+
+
+def _check_inputs(scores: pd.DataFrame, calibration: pd.DataFrame) -> None:
+    """Refuse inputs that break the contract of docs/records_persons_slices.md."""
+    missing = [c for c in _NEEDED_COLUMNS if c not in scores.columns]
+    if missing:
+        raise ValueError(f"scores lack the columns {missing} (docs: records, persons, slices)")
+    missing = [c for c in ("attack", "person", "score") if c not in calibration.columns]
+    if missing:
+        raise ValueError(f"calibration lacks the columns {missing}")
+    if scores.empty or calibration.empty:
+        raise ValueError("scores and calibration must hold records")
+    for name, frame in (("scores", scores), ("calibration", calibration)):
+        n_nan = int(frame["person"].isna().sum())
+        if n_nan:
+            raise ValueError(f"{name} has {n_nan} records whose person id is missing (NaN)")
+        n_nan = int(frame["score"].isna().sum())
+        if n_nan:
+            raise ValueError(f"{name} has {n_nan} records whose score is NaN")
+    member = scores["member"]
+    if member.dtype != bool and not member.isin([0, 1]).all():
+        raise ValueError("scores' member column must be boolean or 0/1")
+    # a person's records are all members or all non-members within a repeat (the split
+    # keeps a person on one side; another repeat may put them on the other)
+    sides = scores.groupby(["repeat", "person"], sort=False)["member"].nunique()
+    n_both = int((sides > 1).sum())
+    if n_both:
+        raise ValueError(
+            f"{n_both} persons have records among both the members and the non-members "
+            "(in one repeat): membership must be decided per person (split with groups=)"
+        )
+    # object keys: ids of different dtypes (str and int) are different persons, not an error
+    cand = scores[["repeat", "person"]].astype({"person": object}).drop_duplicates()
+    public = calibration[["repeat", "person"]].astype({"person": object}).drop_duplicates()
+    n_shared = len(cand.merge(public, on=["repeat", "person"]))
+    if n_shared:
+        raise ValueError(
+            f"{n_shared} persons are both candidates and public (calibration) persons in "
+            "one repeat: the public persons must be disjoint from the candidates"
+        )
+
+
+def _record_statistics(
+    rule: str,
+    codes: np.ndarray,
+    k: np.ndarray,
+    s: np.ndarray,
+    ge: np.ndarray,
+    n_ref: np.ndarray | int,
+) -> np.ndarray:
+    """Each person's statistic from their records.
+
+    ``ge`` counts the reference scores at or above each record's score, out of ``n_ref``
+    reference scores (the calibration records a record is compared with).
+    """
+    n_persons = len(k)
+    if rule == "mean":
+        return np.bincount(codes, weights=s, minlength=n_persons) / k
+    if rule == "max":
+        p = (1.0 + ge) / (n_ref + 1.0)
+        p_min = np.full(n_persons, np.inf)
+        np.minimum.at(p_min, codes, p)
+        # -log(1 - (1 - p)^k) without cancelling: 1 - (1 - p)^k = -expm1(k log1p(-p));
+        # p = 1 (below every calibration score) gives log1p(-1) = -inf and a statistic of 0
+        with np.errstate(divide="ignore"):
+            return -np.log(-np.expm1(k * np.log1p(-p_min)))
+    # stouffer: the mid-p (half a count lower) keeps z finite where p = 1; the person-level
+    # calibration makes the statistic valid whatever this monotone transform is
+    z = stats.norm.isf((0.5 + ge) / (n_ref + 1.0))
+    return np.bincount(codes, weights=z, minlength=n_persons) / np.sqrt(k)
+
+
+def _first_per_code(codes: np.ndarray, n: int) -> np.ndarray:
+    """Row of each code's first record (codes numbered from 0 in order of appearance)."""
+    _, first = np.unique(codes, return_index=True)
+    if len(first) != n:  # pragma: no cover - pd.factorize numbers every code it gives
+        raise AssertionError("person codes are not contiguous")
+    return first
+
+
+def _constant_slices(frame: pd.DataFrame) -> list[str]:
+    """The ``slice:*`` columns constant within each (repeat, person): a person's slice."""
+    cols = [c for c in frame.columns if isinstance(c, str) and c.startswith("slice:")]
+    if not cols:
+        return []
+    varying = frame.groupby(["repeat", "person"], sort=False)[cols].nunique(dropna=False)
+    return [c for c in cols if int(varying[c].max()) <= 1]
+
+
+def _person_frame(
+    part: pd.DataFrame,
+    codes: np.ndarray,
+    uniques: Any,
+    k: np.ndarray,
+    statistic: np.ndarray,
+    slices: list[str],
+    member: np.ndarray | bool,
+) -> pd.DataFrame:
+    first = _first_per_code(codes, len(k))
+    out = pd.DataFrame(
+        {
+            "repeat": part["repeat"].iloc[0],
+            "attack": part["attack"].iloc[0],
+            "person": np.asarray(uniques),
+            "member": member if isinstance(member, bool) else member[first],
+            "n_records": k,
+            "statistic": statistic,
+        }
+    )
+    for col in slices:
+        out[col] = part[col].to_numpy()[first]
+    return out
+
+
+def _calibrate(
+    cand: pd.DataFrame, public: pd.DataFrame, alpha: float, attack: Any, repeat: Any
+) -> None:
+    """Fill ``band``, ``p_value``, ``score``, ``flagged`` of candidate and public persons
+    of one (repeat, attack), each calibrated on the public persons of its band."""
+    base_pub = _base_band(public["n_records"].to_numpy())
+    base_cand = _base_band(cand["n_records"].to_numpy())
+    counts = np.bincount(base_pub, minlength=len(BANDS))
+    needed = _needed(alpha)
+    groups = _merge_bands(counts, needed)
+    if not groups:
+        exc = UnresolvableFPRError(
+            f"attack {attack!r} (repeat {repeat}): the public data hold {len(public)} "
+            f"persons; a person-level FPR of {alpha:g} needs at least {needed} public "
+            f"persons (the smallest p-value of n persons is 1/(n+1)): use more public "
+            f"persons or a larger FPR (at least {1.0 / (len(public) + 1):.3g})"
+        )
+        exc.reason = f"{len(public)} public persons cannot promise a person-level FPR of {alpha:g}"
+        exc.attack = str(attack)
+        raise exc
+    stat_pub = public["statistic"].to_numpy(float)
+    stat_cand = cand["statistic"].to_numpy(float)
+    p_pub, p_cand = np.ones(len(public)), np.ones(len(cand))
+    band_pub = np.empty(len(public), dtype=object)
+    band_cand = np.empty(len(cand), dtype=object)
+    present = np.union1d(base_pub, base_cand)
+    for lo, hi in groups:
+        # named by the record counts it holds: "1" where every person has one record,
+        # not "1+" for the empty bands above that merged into it
+        held = present[(present >= lo) & (present <= hi)]
+        label = _band_label(int(held.min()), int(held.max()))
+        in_pub = (base_pub >= lo) & (base_pub <= hi)
+        in_cand = (base_cand >= lo) & (base_cand <= hi)
+        ref = np.sort(stat_pub[in_pub])
+        n = len(ref)
+        ge_cand = n - np.searchsorted(ref, stat_cand[in_cand], side="left")
+        p_cand[in_cand] = (1.0 + ge_cand) / (n + 1.0)
+        # a public person's own p-value leaves it out: 1 + #others >= s over (n - 1) + 1,
+        # exchangeable with a candidate's (its count includes itself, hence no 1 +)
+        ge_pub = n - np.searchsorted(ref, stat_pub[in_pub], side="left")
+        p_pub[in_pub] = ge_pub / float(n)
+        band_pub[in_pub], band_cand[in_cand] = label, label
+    for frame, p, band in ((cand, p_cand, band_cand), (public, p_pub, band_pub)):
+        frame["band"] = band
+        frame["score"] = -np.log(p)
+        frame["p_value"] = p
+        # p is a ratio of integers; the tolerance keeps 1/100 <= 0.01 whatever the rounding
+        frame["flagged"] = p <= alpha * (1.0 + 1e-12)
+
+
+def person_scores(
+    scores: pd.DataFrame,
+    calibration: pd.DataFrame,
+    *,
+    fpr: float | pd.Series,
+    rule: str = DEFAULT_RULE,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Person-level statistics, p-values and flags, calibrated on public persons.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        One row per (repeat, attack, candidate record): ``repeat`` (absent = 0),
+        ``attack``, ``person``, ``member``, ``score`` (higher = more member-like), as
+        :attr:`tabmia.experiment.ExperimentResult.scores`. Other columns are dropped,
+        except ``slice:<name>`` columns constant within every person (their value is the
+        person's); ``flagged`` (record-level) is ignored.
+    calibration : DataFrame
+        One row per (repeat, attack, calibration record): ``repeat``, ``attack``,
+        ``person``, ``score``: the public records' scores under the null, as
+        :attr:`tabmia.experiment.ExperimentResult.calibration`. Its persons are the
+        public persons, disjoint from the candidates'.
+    fpr : float or Series
+        The FPR each attack promises (``alpha``): one for all, or a Series indexed by
+        attack or by (repeat, attack), such as the metrics' ``fpr_target``.
+    rule : {"max", "stouffer", "mean"}, default=DEFAULT_RULE
+        How a person's record scores make one statistic (:data:`PERSON_RULES`).
+
+    Returns
+    -------
+    candidates, public : DataFrame
+        One row per (repeat, attack, person), candidates and public persons:
+        ``repeat``, ``attack``, ``person``, ``member`` (False for public persons),
+        ``n_records``, ``band`` (where the person was calibrated: "1", "2-3", "4-7",
+        "8-15", "16+", or a merged range such as "8+"), ``statistic`` (the rule's),
+        ``score`` (``-log(p_value)``), ``p_value`` (person-level conformal p-value
+        against the public persons of the band; a public person's leaves itself out),
+        ``flagged`` (``p_value <= alpha``), and the kept ``slice:<name>`` columns.
+
+    Raises
+    ------
+    ValueError
+        On missing columns, NaN person ids or scores, a person among both members and
+        non-members, persons both candidates and public, an unknown rule, or an attack
+        without an FPR.
+    UnresolvableFPRError
+        When all public persons of a (repeat, attack) together are fewer than
+        ``ceil(1 / alpha) - 1``: no person-level threshold can promise ``alpha``.
+    """
+    if rule not in PERSON_RULES:
+        raise ValueError(f"rule must be one of {sorted(PERSON_RULES)}, got {rule!r}")
+    scores, calibration = _with_repeat(scores), _with_repeat(calibration)
+    _check_inputs(scores, calibration)
+    slices_cand = _constant_slices(scores)
+    slices_pub = _constant_slices(calibration)
+    cal_groups = dict(list(calibration.groupby(["repeat", "attack"], sort=False)))
+    out_cand, out_pub = [], []
+    # one pass per (repeat, attack): each has its own calibration records and threshold
+    for (repeat, attack), part in scores.groupby(["repeat", "attack"], sort=False):
+        cal = cal_groups.get((repeat, attack))
+        if cal is None or cal.empty:
+            raise ValueError(
+                f"calibration has no records of attack {attack!r} in repeat {repeat}: "
+                "its public persons' null scores are needed to calibrate persons"
+            )
+        alpha = _alpha_for(fpr, repeat, attack)
+        c_codes, c_uniques = pd.factorize(part["person"])
+        p_codes, p_uniques = pd.factorize(cal["person"])
+        c_k, p_k = np.bincount(c_codes), np.bincount(p_codes)
+        s_cand = part["score"].to_numpy(float)
+        s_pub = cal["score"].to_numpy(float)
+        ref = np.sort(s_pub)
+        n_cal = len(ref)
+        ge_cand = n_cal - np.searchsorted(ref, s_cand, side="left")
+        # a public record is compared with the *other persons'* public records, as a
+        # candidate's record is (a candidate's other records are not in the calibration):
+        # counting a person's own correlated records would make public persons look less
+        # extreme than candidates like them, and the threshold too low
+        own_ge = (
+            pd.Series(s_pub).groupby(p_codes).rank(method="max", ascending=False).to_numpy(np.int64)
+        )
+        ge_pub = n_cal - np.searchsorted(ref, s_pub, side="left") - own_ge
+        stat_cand = _record_statistics(rule, c_codes, c_k, s_cand, ge_cand, n_cal)
+        stat_pub = _record_statistics(rule, p_codes, p_k, s_pub, ge_pub, n_cal - p_k[p_codes])
+        for stat, what in ((stat_cand, "candidate"), (stat_pub, "public")):
+            if np.isnan(stat).any():
+                raise ValueError(
+                    f"rule {rule!r} gives {int(np.isnan(stat).sum())} {what} persons of "
+                    f"attack {attack!r} a NaN statistic (infinite record scores?)"
+                )
+        cand = _person_frame(
+            part,
+            c_codes,
+            c_uniques,
+            c_k,
+            stat_cand,
+            slices_cand,
+            part["member"].to_numpy(bool),
+        )
+        public = _person_frame(cal, p_codes, p_uniques, p_k, stat_pub, slices_pub, False)
+        _calibrate(cand, public, alpha, attack, repeat)
+        out_cand.append(cand)
+        out_pub.append(public)
+    order = [
+        "repeat",
+        "attack",
+        "person",
+        "member",
+        "n_records",
+        "band",
+        "statistic",
+        "score",
+        "p_value",
+        "flagged",
+    ]
+    frames = []
+    for parts, slices in ((out_cand, slices_cand), (out_pub, slices_pub)):
+        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=order)
+        frames.append(frame[order + slices])
+    return frames[0], frames[1]
+
+
+def _dataclass_fields(cls: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def person_result(
+    result: ExperimentResult,
+    *,
+    rule: str = DEFAULT_RULE,
+    fprs: tuple[float, ...] = (0.01, 0.001),
+    gammas: tuple[float, ...] = (1.0, 10.0, 100.0),
+    fpr: float | pd.Series | None = None,
+) -> ExperimentResult:
+    """The audit of ``result`` with persons as its unit.
+
+    Parameters
+    ----------
+    result : ExperimentResult
+        A record-level result whose ``scores`` have a ``person`` column and whose
+        ``calibration`` holds the public records' scores with their ``person``.
+    rule : str, default=DEFAULT_RULE
+        The person rule (:data:`PERSON_RULES`).
+    fprs, gammas : tuple of float
+        As :func:`tabmia.metrics.attack_metrics`: ROC points and priors, over persons.
+    fpr : float or Series, default=None
+        The person-level FPR to promise; by default each (repeat, attack)'s
+        ``fpr_target`` in ``result.metrics`` (the FPR its record threshold promises).
+
+    Returns
+    -------
+    ExperimentResult
+        ``unit == "person"``. ``scores``: the candidate persons of
+        :func:`person_scores`. ``metrics``: one row per (repeat, attack) of
+        :func:`~tabmia.metrics.attack_metrics` over persons (every interval resamples
+        persons), at the threshold that flags exactly the persons with
+        ``p_value <= alpha`` (``tp`` / ``fp`` count them), with ``repeat``, ``seed``,
+        ``attack``, ``fpr_target`` (``alpha``), ``fpr_requested``, ``person_rule`` and
+        ``n_persons_public``. ``calibration``: the public persons.
+        ``targets``, ``splits``, ``target_accuracy`` and ``findings`` are the record
+        level's; ``attacks`` is empty.
+
+    Raises
+    ------
+    ValueError
+        When ``result`` has no calibration or no person ids, and as
+        :func:`person_scores`.
+    """
+    from tabmia.experiment import ExperimentResult
+
+    calibration = getattr(result, "calibration", None)
+    if calibration is None:
+        raise ValueError(
+            "the result has no calibration (the public records' null scores): a "
+            "person-level audit calibrates on public persons; run the attacks with an FPR "
+            "goal (threshold_goal='fpr') and person ids (groups=)"
+        )
+    if "person" not in calibration.columns:
+        raise ValueError(
+            "the result's calibration has no person column: pass person ids (groups=) "
+            "so that the public records' persons are known"
+        )
+    if "person" not in result.scores.columns:
+        raise ValueError("the result's scores have no person column: pass groups=")
+    metrics = _with_repeat(result.metrics).set_index(["repeat", "attack"], drop=False)
+    asked = fpr is not None  # an FPR asked of the persons, not the records' own
+    if fpr is None:
+        if "fpr_target" not in metrics.columns:
+            raise ValueError("the result's metrics have no fpr_target: pass fpr=")
+        fpr = metrics["fpr_target"]
+    persons, public = person_scores(result.scores, calibration, fpr=fpr, rule=rule)
+    n_public = public.groupby(["repeat", "attack"], sort=False).size()
+    rows = []
+    for (repeat, attack), part in persons.groupby(["repeat", "attack"], sort=False):
+        record_row = metrics.loc[(repeat, attack)] if (repeat, attack) in metrics.index else {}
+        seed = record_row.get("seed", repeat)
+        seed = repeat if seed is None or pd.isna(seed) else int(seed)
+        member = part["member"].to_numpy(bool)
+        score = part["score"].to_numpy(float)
+        flagged = part["flagged"].to_numpy(bool)
+        # the threshold that flags exactly the flagged persons: score = -log p is
+        # decreasing in p, so score >= the smallest flagged score <=> p <= alpha
+        threshold = float(score[flagged].min()) if flagged.any() else math.inf
+        if not np.array_equal(score >= threshold, flagged):  # pragma: no cover - guard
+            raise AssertionError(f"{attack}: no threshold on -log p gives the flags")
+        delta = record_row.get("delta", 0.0)
+        m = attack_metrics(
+            member,
+            score,
+            threshold=threshold,
+            fprs=fprs,
+            gammas=gammas,
+            delta=0.0 if delta is None or pd.isna(delta) else float(delta),
+            random_state=seed,
+        )
+        if (m["tp"], m["fp"]) != (int((flagged & member).sum()), int((flagged & ~member).sum())):
+            raise AssertionError(f"{attack}: tp / fp differ from the flags")  # pragma: no cover
+        alpha = _alpha_for(fpr, repeat, attack)
+        requested = alpha if asked else record_row.get("fpr_requested", alpha)
+        rows.append(
+            {
+                "repeat": repeat,
+                "seed": seed,
+                "attack": attack,
+                **m,
+                "fpr_target": alpha,
+                "fpr_requested": alpha if requested is None or pd.isna(requested) else requested,
+                "person_rule": rule,
+                "n_persons_public": int(n_public.get((repeat, attack), 0)),
+            }
+        )
+    fields = _dataclass_fields(ExperimentResult)
+    extra = {k: v for k, v in (("calibration", public), ("unit", "person")) if k in fields}
+    out = ExperimentResult(
+        scores=persons,
+        metrics=pd.DataFrame(rows),
+        targets=list(result.targets),
+        splits=list(result.splits),
+        target_accuracy=result.target_accuracy,
+        attacks=[],
+        findings=tuple(result.findings),
+        **extra,
+    )
+    for name, value in (("calibration", public), ("unit", "person")):
+        if name not in fields:  # an ExperimentResult from before these fields
+            setattr(out, name, value)
+    return out
+
+
+def person_risk(persons: pd.DataFrame, levels: Sequence[float] = (0.5, 0.9, 0.99)) -> pd.DataFrame:
+    """How many persons the audit finds evidence against, at each level of evidence.
+
+    A person's membership evidence is ``1 - p_value`` (its person-level p-value). At a
+    level ``l``, a non-member person reaches ``1 - p_value >= l`` with probability at
+    most ``1 - l`` (the calibration's promise), so the share of member persons that reach
+    it, beside the non-members', says how many persons the model exposes that strongly.
+
+    Parameters
+    ----------
+    persons : DataFrame
+        Candidate persons of :func:`person_scores` (``attack``, ``member``,
+        ``p_value``), pooled over repeats.
+    levels : sequence of float
+        Levels of evidence in (0, 1).
+
+    Returns
+    -------
+    DataFrame
+        One row per (attack, member, level): ``attack``, ``member``, ``level``,
+        ``p_at_most`` (``1 - level``), ``n_persons``, ``n_at_level`` (persons whose
+        evidence is at least ``level``) and ``share``.
+    """
+    levels = [float(v) for v in levels]
+    if any(not 0.0 < v < 1.0 for v in levels):
+        raise ValueError(f"levels must be in (0, 1), got {levels}")
+    keys = ["attack", "member"]
+    p = persons["p_value"].to_numpy(float)
+    parts = []
+    for level in levels:
+        # 1 - 0.99 = 0.01000...9: the tolerance counts p = 0.01 at level 0.99
+        reached = pd.Series(p <= (1.0 - level) + 1e-12, index=persons.index)
+        grouped = reached.groupby([persons[k] for k in keys], sort=False)
+        part = pd.DataFrame({"n_persons": grouped.size(), "n_at_level": grouped.sum()})
+        part = part.reset_index().assign(level=level, p_at_most=1.0 - level)
+        parts.append(part)
+    cols = ["attack", "member", "level", "p_at_most", "n_persons", "n_at_level"]
+    out = pd.concat(parts, ignore_index=True)[cols]
+    out["n_at_level"] = out["n_at_level"].astype(int)
+    out["share"] = out["n_at_level"] / out["n_persons"]
+    return out.sort_values(["attack", "member", "level"], kind="stable", ignore_index=True)
+
+
+def most_exposed(persons: pd.DataFrame, n: int = 10) -> pd.DataFrame:
+    """The ``n`` persons with the highest score of each attack (over repeats).
+
+    Parameters
+    ----------
+    persons : DataFrame
+        Candidate persons of :func:`person_scores`.
+    n : int, default=10
+        Persons per attack.
+
+    Returns
+    -------
+    DataFrame
+        ``attack``, ``rank`` (1 = most exposed), ``repeat``, ``person``, ``n_records``,
+        ``member``, ``score``, ``p_value``, ``band``, ``flagged``; highest score first
+        (ties: fewer records first, where one record carries the same evidence).
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    ordered = persons.sort_values(
+        ["score", "n_records"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
+    top = ordered.groupby("attack", sort=False).head(n).copy()
+    top.insert(1, "rank", top.groupby("attack", sort=False).cumcount() + 1)
+    cols = ["attack", "rank", "repeat", "person", "n_records", "member", "score", "p_value"]
+    cols += [c for c in ("band", "flagged") if c in top.columns]
+    top = top[[c for c in cols if c in top.columns]]
+    return top.sort_values(["attack", "rank"], kind="stable", ignore_index=True)
+
+
+def person_epsilon(
+    epsilon: float | np.ndarray, n_records: int | np.ndarray, delta: float = 0.0
+) -> tuple[Any, Any]:
+    """The (epsilon, delta) a person with ``k`` records has under record-level DP:
+    :func:`tabmia.claims.group_privacy` (group privacy)."""
+    from tabmia.claims import group_privacy
+
+    return group_privacy(epsilon, n_records, delta)

@@ -1,0 +1,179 @@
+"""Person ids from the split to the attacks (issue 39): a person's records stay on one side
+of every split, share one IN/OUT mask in the shadow models, are held out and cross-fitted
+together; with one record per person nothing changes; shared persons make the audit
+"cannot tell"; bad ids get one clear error."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import GridSearchCV, GroupKFold
+
+from tabmia import PlausibilityWarning
+from tabmia.attacks import LiRAAttack, LossAttack, QuantileAttack, RMIAAttack
+from tabmia.audit import audit_model
+from tabmia.experiment import MembershipExperiment, split_membership
+from tabmia.game import membership_game
+from tabmia.gate import evaluate_gate
+from tabmia.metrics import make_membership_scorer
+from tabmia.report.state import CANNOT_TELL, verdict_state
+
+
+@pytest.fixture(scope="module")
+def persons():
+    """1,600 records of 500 persons (1 to 7 records each) and a forest on 250 of them."""
+    rng = np.random.RandomState(0)
+    sizes = rng.randint(1, 8, 500)
+    groups = np.repeat(np.arange(500), sizes)[:1600]
+    X, y = make_classification(n_samples=groups.size, n_features=8, flip_y=0.05,
+                               random_state=0)
+    train = groups < 250
+    model = RandomForestClassifier(n_estimators=20, random_state=0).fit(X[train], y[train])
+    return X, y, groups, train, model
+
+
+def _attacks():
+    return {
+        "loss": LossAttack(fpr=0.05),
+        "lira": LiRAAttack(n_shadow=4, fpr=0.05, calibration_share=0.25),
+        "lira_online": LiRAAttack(n_shadow=4, online=True, fpr=0.05),
+        "rmia": RMIAAttack(n_reference=2, fpr=0.05),
+        "quantile": QuantileAttack(fpr=0.05, cv=3, params={"iterations": 20}),
+    }
+
+
+def test_split_keeps_each_person_on_one_side(persons):
+    _, y, groups, _, _ = persons
+    split = split_membership(y.size, groups=groups, random_state=3, prior=2.0)
+    sides = [split.train, split.nonmembers, split.public]
+    for i, a in enumerate(sides):
+        for b in sides[i + 1:]:
+            assert not set(groups[a]) & set(groups[b])
+    assert set(split.members) <= set(split.train)
+    # every record of a chosen person comes along
+    for part in sides:
+        chosen = np.isin(groups, groups[part])
+        assert np.array_equal(np.flatnonzero(chosen), np.sort(part))
+
+
+def test_one_record_per_person_changes_nothing(persons):
+    X, y, _, _, _ = persons
+    est = RandomForestClassifier(n_estimators=10, random_state=0)
+    plain = MembershipExperiment(est, _attacks(), random_state=0).run(X, y)
+    grouped = MembershipExperiment(est, _attacks(), random_state=0).run(
+        X, y, groups=[f"p{i}" for i in range(y.size)])
+    assert np.array_equal(plain.scores["score"], grouped.scores["score"])
+    cols = [c for c in plain.metrics if not c.endswith("_seconds")]
+    assert plain.metrics[cols].equals(grouped.metrics[cols])
+    assert plain.calibration is None and "person" in grouped.scores
+
+
+def test_audit_keeps_persons_whole_in_every_attack(persons):
+    X, y, groups, train, model = persons
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = audit_model(model, X[train], y[train], X[~train], y[~train], _attacks(),
+                             groups_train=groups[train], groups_population=groups[~train])
+    assert result.findings == ()
+    scores, cal = result.scores, result.calibration
+    assert scores.groupby("person")["member"].nunique().max() == 1
+    # public persons (calibration) and candidate persons never meet
+    assert not set(cal["person"]) & set(scores["person"])
+    # LiRA's held-out calibration holds whole persons out of every shadow
+    lira = next(a for a in result.attacks
+                if isinstance(a, LiRAAttack) and a.calibration_share > 0)
+    held = cal.loc[cal["attack"] == "lira", "person"].to_numpy()
+    assert held.size == lira.calibration_rows_.size
+    public = groups[~train][result.splits[0].public]
+    assert set(held).isdisjoint(np.delete(public, lira.calibration_rows_))
+
+
+@pytest.mark.parametrize("attack", [LiRAAttack(n_shadow=6, fpr=0.05),
+                                    RMIAAttack(n_reference=4, fpr=0.05)])
+def test_a_persons_records_share_one_mask(persons, attack):
+    X, y, groups, train, model = persons
+    pub = ~train
+    attack.set_params(target=model, random_state=0).fit(X[pub], y[pub], groups=groups[pub])
+    masks, codes = attack.in_masks_, groups[pub]
+    first = np.unique(codes, return_index=True)[1]
+    # every column equals the first column of its person
+    by_person = masks[:, first][:, np.searchsorted(codes[first], codes)] if np.all(
+        np.diff(codes) >= 0) else None
+    assert by_person is not None and np.array_equal(masks, by_person)
+    assert 0 < masks.mean() < 1
+
+
+def test_quantile_folds_keep_persons_whole(persons):
+    X, y, groups, train, model = persons
+    pub = ~train
+    attack = QuantileAttack(model, fpr=0.05, cv=3, params={"iterations": 20}, random_state=0)
+    attack.fit(X[pub], y[pub], groups=groups[pub])
+    folds = GroupKFold(n_splits=3, shuffle=True, random_state=0)  # the contract, not the seed
+    for _, held in folds.split(X[pub], groups=groups[pub]):
+        assert not set(groups[pub][held]) & set(np.delete(groups[pub], held))
+    assert np.array_equal(attack.calibration_rows_, np.arange(pub.sum()))
+
+
+def test_shared_persons_make_the_audit_cannot_tell(persons):
+    X, y, groups, train, model = persons
+    leaked = groups[~train].copy()
+    leaked[:30] = groups[train][0]  # 30 population records of a member person
+    with pytest.warns(PlausibilityWarning, match="1 persons have records among both"):
+        result = audit_model(model, X[train], y[train], X[~train], y[~train],
+                             {"loss": LossAttack(fpr=0.05)}, groups_train=groups[train],
+                             groups_population=leaked)
+    state = verdict_state(result)
+    assert state.state == CANNOT_TELL and state.causes == ("shared_persons",)
+    gate = evaluate_gate(result, "auc=0.99")
+    assert gate.exit_status == 3 and gate.blocked_by == ("shared_persons",)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda g: np.where(np.arange(g.size) == 3, np.nan, g.astype(float)), "1 missing"),
+    (lambda g: g[:-1], "person ids for"),
+])
+def test_bad_person_ids_get_one_clear_error(persons, bad, match):
+    X, y, groups, train, model = persons
+    with pytest.raises(ValueError, match=match):
+        audit_model(model, X[train], y[train], X[~train], y[~train],
+                    {"loss": LossAttack(fpr=0.05)}, groups_train=bad(groups[train]),
+                    groups_population=groups[~train])
+    with pytest.raises(ValueError, match="both groups_train and groups_population"):
+        audit_model(model, X[train], y[train], X[~train], y[~train],
+                    {"loss": LossAttack(fpr=0.05)}, groups_train=groups[train])
+
+
+def test_grid_search_routes_groups_to_the_attack(persons):
+    X, y, groups, train, model = persons
+    Xg, yg = membership_game(X[train], y[train], X[~train], y[~train], random_state=0)
+    # the game keeps no order of its own records: route the persons in the game's order
+    order = np.r_[np.flatnonzero(train), np.flatnonzero(~train)]
+    seen = []
+
+    class Spy(LossAttack):
+        def fit(self, X, y, groups=None):
+            seen.append(None if groups is None else np.asarray(groups).size)
+            return super().fit(X, y, groups=groups)
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        attack = Spy(model, fpr=0.05).set_fit_request(groups=True)
+        search = GridSearchCV(attack, {"class_based": [False, True]}, cv=GroupKFold(3),
+                              scoring=make_membership_scorer("auc", fpr=0.05))
+        g = _game_groups(Xg, X, groups, order)
+        search.fit(Xg, yg, groups=g)
+    assert seen and all(n is not None for n in seen)
+
+
+def _game_groups(Xg, X, groups, order):
+    """The person of each game record, found by content."""
+    import pandas as pd
+
+    key = pd.DataFrame(X[order]).round(12).astype(str).agg("|".join, axis=1)
+    where = pd.Series(groups[order], index=key)
+    gkey = pd.DataFrame(np.asarray(Xg)).round(12).astype(str).agg("|".join, axis=1)
+    return where.loc[~where.index.duplicated()].reindex(gkey).to_numpy()
