@@ -111,17 +111,22 @@ class _CellStore:
 
 def _load(name: str, resolved: str, max_records: int | None, random_state: int) -> dict[str, Any]:
     from tabmia.datasets import load_dataset
-    from tabmia.experiment import subsample
+    from tabmia.experiment import subsample, subsample_persons
     from tabmia.target import n_rows
 
     bunch = load_dataset(resolved)
     X, y = bunch.data, np.asarray(bunch.target)
     n_total = n_rows(X)
-    X, y = subsample(X, y, max_records, random_state)  # as tabmia audit --max-records
+    groups = bunch.get("groups") if isinstance(bunch, dict) else None
+    if groups is None:
+        X, y = subsample(X, y, max_records, random_state)  # as tabmia audit --max-records
+    else:  # whole persons, as tabmia audit subsamples a data set that carries them
+        X, y, groups = subsample_persons(X, y, np.asarray(groups), max_records, random_state)
     descr = str(getattr(bunch, "DESCR", "") or "").strip().splitlines()
     return {
         "X": X,
         "y": y,
+        "groups": groups,
         "n_total": n_total,
         "source": descr[0] if descr else resolved,
         "status": next((d for d in descr if d.startswith("Status:")), ""),
@@ -307,7 +312,14 @@ def run_benchmark(
                     file=sys.stderr,
                 )
                 said.add(skipped)
-            X, y = data["X"], data["y"]
+            X, y, groups = data["X"], data["y"], data["groups"]
+            if groups is not None:
+                tqdm.write(
+                    f"{name}: split by person ({np.unique(groups).size} persons with "
+                    f"{len(groups)} records): a person's records are all members or all "
+                    "non-members, all public or all candidates",
+                    file=sys.stderr,
+                )
             entry: dict[str, Any] = {
                 "resolved": resolved[name],
                 "source": data["source"],
@@ -315,11 +327,18 @@ def run_benchmark(
                 "n_records": int(y.shape[0]),
                 "n_records_total": int(data["n_total"]),
                 "n_features": int(X.shape[1]),
+                "split_by_person": groups is not None,
                 "seeds": [],
             }
             for i, seed in enumerate(seed_list):
                 game_round = MembershipRound.draw(
-                    X, y, seed, train_size=train_size, public_size=public_size, prior=prior
+                    X,
+                    y,
+                    seed,
+                    train_size=train_size,
+                    public_size=public_size,
+                    prior=prior,
+                    groups=groups,
                 )
                 game = {
                     "format": _CELL_FORMAT,
@@ -333,6 +352,8 @@ def run_benchmark(
                     "prior": prior,
                     "model": model,
                     "seed": seed,
+                    # a person split is another game; record-split cells keep their keys
+                    **({"split_by_person": True} if groups is not None else {}),
                 }
                 cells = {}
                 for text, proto in protos.items():

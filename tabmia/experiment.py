@@ -45,6 +45,7 @@ __all__ = [
     "split_membership",
     "game_seeds",
     "subsample",
+    "subsample_persons",
     "MembershipRound",
     "ExperimentResult",
     "MembershipExperiment",
@@ -203,6 +204,25 @@ def subsample(X: Any, y: np.ndarray, max_records: int | None, random_state: int)
         return X, y
     idx = np.sort(np.random.RandomState(random_state).choice(n, max_records, replace=False))
     return take_rows(X, idx), y[idx]
+
+
+def subsample_persons(
+    X: Any, y: np.ndarray, groups: np.ndarray, max_records: int | None, random_state: int
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """At most ``max_records`` records of whole persons, drawn with ``random_state``
+    (persons in a random order, each taken while its records still fit): :func:`subsample`
+    of a data set that carries person ids (``tabmia audit``, ``tabmia benchmark``)."""
+    from tabmia._groups import check_groups, person_codes
+
+    groups = check_groups(groups, n_rows(X))
+    if max_records is None or n_rows(X) <= max_records:
+        return X, y, groups
+    codes = person_codes(groups)
+    sizes = np.bincount(codes)
+    order = np.random.RandomState(random_state).permutation(sizes.size)
+    fits = np.cumsum(sizes[order]) <= max_records
+    rows = np.flatnonzero(np.isin(codes, order[fits]))
+    return take_rows(X, rows), y[rows], groups[rows]
 
 
 @dataclass

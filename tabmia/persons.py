@@ -606,6 +606,8 @@ def person_result(
                 "fpr_requested": alpha if requested is None or pd.isna(requested) else requested,
                 "person_rule": rule,
                 "n_persons_public": int(n_public.get((repeat, attack), 0)),
+                # what the attack cost and trained: the record-level run's, unchanged
+                **{k: record_row[k] for k in _RUN_COLUMNS if k in getattr(record_row, "index", ())},
             }
         )
     fields = _dataclass_fields(ExperimentResult)
@@ -624,6 +626,20 @@ def person_result(
         if name not in fields:  # an ExperimentResult from before these fields
             setattr(out, name, value)
     return out
+
+
+#: Columns of the record-level metrics that describe the attack's run, not its rates:
+#: carried to the person-level rows as they are.
+_RUN_COLUMNS = (
+    "fit_seconds",
+    "score_seconds",
+    "n_queries",
+    "model_recipe",
+    "shadow_train_size",
+    "shadow_size_note",
+    "n_models",
+    "n_models_trained",
+)
 
 
 def person_risk(persons: pd.DataFrame, levels: Sequence[float] = (0.5, 0.9, 0.99)) -> pd.DataFrame:

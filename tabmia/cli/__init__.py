@@ -167,6 +167,25 @@ def build_parser() -> argparse.ArgumentParser:
         "enable_categorical) takes as pandas categories; columns whose categories "
         "the model stored are restored without it",
     )
+    persons = audit.add_argument_group("persons (several records per person)")
+    persons.add_argument(
+        "--group-column",
+        default=None,
+        metavar="COL",
+        help="column of --train and --population holding each record's person id (a "
+        "patient, a customer); it is no model input. The audit's unit becomes the "
+        "person: persons are split whole, shadow models keep them whole, and the verdict, "
+        "the report and the gate count persons. A built-in data set that carries persons "
+        "(diabetes130: its patients) uses them unless given 'none'",
+    )
+    persons.add_argument(
+        "--person-rule",
+        default=None,
+        choices=("max", "stouffer", "mean"),
+        help="how a person's record scores combine into one (default max: the most exposed "
+        "record, adjusted for the number of records; stouffer: a p-value combination; "
+        "mean: the mean score)",
+    )
     attacks = audit.add_argument_group("attacks and reporting")
     attacks.add_argument(
         "--attacks",
@@ -290,10 +309,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=(),
         metavar="NAME",
         dest="accept_warnings",
-        help="a plausibility finding you have checked and override (fit_gap, "
-        "label_shift, auc_below_chance, label_only): it no longer makes the "
-        "verdict and the gate cannot-tell; recorded in results.json and the "
-        "report; repeatable or comma-separated",
+        help="a finding you have checked and override: fit_gap, label_shift, "
+        "auc_below_chance, shared_persons (the inputs contradict themselves), ties (every "
+        "attack's scores tie at its FPR: the gate then reads the tie-break bound), "
+        "fpr_not_kept, or label_only (a label-only audit of a model that also gives "
+        "probabilities may pass the gate); it no longer makes the verdict and the gate "
+        "cannot-tell; one the audit did not raise is said; recorded in results.json and "
+        "the report; repeatable or comma-separated",
     )
     from tabmia.cli.benchmark import add_benchmark_parser
 

@@ -12,12 +12,9 @@ import argparse
 import contextlib
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
 from tabmia.cli._checks import (
-    check_attack_flags,
-    check_mode,
     check_model_counts,
     check_recipe_matches,
     more_records_hint,
@@ -26,10 +23,7 @@ from tabmia.cli._gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia.cli._inputs import (
     UsageError,
     apply_categories,
-    check_count,
-    check_out_folder,
     check_shared,
-    check_size,
     first_line,
     load_model,
     missing_data_line,
@@ -46,231 +40,29 @@ from tabmia.cli._outputs import (
     wrapped,
     write_outputs,
 )
-from tabmia.recipes import AUDIT_ATTACKS, LABEL_AUDIT_ATTACKS
+from tabmia.cli._persons import (
+    PERSON_NOUNS,
+    built_in_persons,
+    person_columns,
+    to_persons,
+)
+from tabmia.cli._setup import (
+    DEFAULT_ATTACKS,
+    LABEL_ATTACKS,
+    SCORE_ATTACKS,
+    _cache_context,
+    _check_args,
+    _join_cluster,
+    _label_reason,
+    _make_attacks,
+    _recipe,
+    _resolve_device,
+    _set_threads,
+    _takes_device,
+    _thread_limits,
+)
 
 __all__ = ["DEFAULT_ATTACKS", "LABEL_ATTACKS", "SCORE_ATTACKS", "run_audit"]
-
-
-def _attacks_without_models(names: tuple[str, ...]) -> tuple[str, ...]:
-    """Those of the presets ``names`` that train no shadow / reference models."""
-    from tabmia.attacks import membership_tags
-    from tabmia.recipes import make_attack
-
-    return tuple(n for n in names if not membership_tags(make_attack(n)).trains_models)
-
-
-#: Default where shadow / reference models can be trained (the built-in game, or
-#: ``--recipe``): :data:`tabmia.recipes.AUDIT_ATTACKS`.
-DEFAULT_ATTACKS = ",".join(AUDIT_ATTACKS)
-#: Default with precomputed probabilities, or a model file given without ``--recipe``:
-#: those of :data:`tabmia.recipes.AUDIT_ATTACKS` that need only the target's outputs.
-SCORE_ATTACKS = ",".join(_attacks_without_models(AUDIT_ATTACKS))
-#: Default for a label-only model given as a file: :data:`tabmia.recipes.LABEL_AUDIT_ATTACKS`
-#: (plus noise_robustness_calibrated with --recipe). Saved labels (--*-pred) run the gap
-#: attack only: the others query perturbed records.
-LABEL_ATTACKS = ",".join(LABEL_AUDIT_ATTACKS)
-
-
-# -------------------------------------------------------------------- inputs
-def _recipe(args: argparse.Namespace, X: Any) -> Any:
-    from tabmia.backends import set_device
-    from tabmia.recipes import MODEL_NAMES, make_model
-    from tabmia.target import n_rows
-
-    if args.recipe is None:
-        return None
-    device = getattr(args, "device", "auto")  # tabmia dpaudit has no --device
-    if args.recipe in MODEL_NAMES:
-        try:
-            return _set_threads(make_model(args.recipe, X, device=device), args.threads)
-        except ValueError as exc:  # e.g. the mlp recipe without torch
-            raise UsageError(f"--recipe {args.recipe}: {exc}") from exc
-    path = Path(args.recipe)
-    if not path.is_file():
-        raise UsageError(
-            f"--recipe {args.recipe}: neither a recipe name ({', '.join(MODEL_NAMES)}) nor a file"
-        )
-    recipe = load_model(path, args.trust_types, flag="--recipe")
-    if not hasattr(recipe, "fit"):
-        raise UsageError(f"--recipe {path}: the object has no fit method")
-    if device != "auto":  # "auto" keeps the file's own device settings
-        set_device(recipe, device, n_rows=n_rows(X))
-    return _set_threads(recipe, args.threads)
-
-
-def _resolve_device(args: argparse.Namespace) -> None:
-    """Check ``--device``; CUDA on a machine without a GPU becomes the CPU, said once.
-
-    Sets ``args.device`` (what every model and attack gets) and ``args.device_given``
-    (a device request still in force, for :func:`_note_device_not_used`). The note is a
-    :class:`~tabmia.exceptions.RunNote`: one ``tabmia: note:`` line, kept in
-    ``results.json``.
-    """
-    from tabmia._device import resolve_device_name
-    from tabmia.backends import gpu_present
-    from tabmia.exceptions import RunNote
-
-    requested = str(args.device)
-    try:
-        resolve_device_name(requested, n_gpus=lambda: 1, check_index=False)
-    except ValueError as exc:
-        raise UsageError(f"--device: {exc}") from exc
-    args.device_given = requested != "auto"
-    if requested.startswith("cuda") and not gpu_present():
-        warnings.warn(
-            f"--device {requested}: no GPU is present (none seen by torch, CatBoost "
-            "or nvidia-smi); training and scoring run on the CPU",
-            RunNote,
-            stacklevel=2,
-        )
-        args.device, args.device_given = "cpu", False
-
-
-def _note_device_not_used(
-    args: argparse.Namespace, attacks: dict[str, Any], device_taken: bool
-) -> None:
-    """A ``tabmia: note:`` when ``--device`` reaches nothing: neither the model (nor so its
-    shadow / reference models: ``device_taken``) nor an attack. (An attack flag no attack
-    takes is refused instead: :func:`tabmia.cli._checks.check_attack_flags`.)"""
-    from tabmia._attack_builder import unused_settings_note
-    from tabmia.exceptions import RunNote
-
-    if not getattr(args, "device_given", False):
-        return
-    note = unused_settings_note(
-        attacks, {"device": f"--device {args.device}"}, model_takes_device=device_taken
-    )
-    if note is not None:
-        warnings.warn(note, RunNote, stacklevel=2)
-
-
-def _make_attacks(
-    args: argparse.Namespace,
-    recipe: Any = None,
-    *,
-    can_train: bool = True,
-    device_taken: bool = False,
-    default: str | None = None,
-    label_only_target: Any = None,
-) -> dict[str, Any]:
-    """The attacks named by ``--attacks``; by default ``default``, else the score attacks,
-    plus LiRA and RMIA when shadow models can be trained (``can_train``). Attacks that need
-    probabilities are refused for a ``label_only_target``. Runner settings that no attack
-    takes (nor the model, for ``--device``: ``device_taken``) get one note."""
-    from tabmia._attack_builder import build_attacks
-    from tabmia.attacks import membership_tags
-
-    chosen = args.attacks
-    if chosen is None:
-        chosen = default or (DEFAULT_ATTACKS if can_train else SCORE_ATTACKS)
-    names = [a.strip() for a in str(chosen).split(",") if a.strip()]
-    if not names:
-        raise UsageError("--attacks is empty")
-    settings: dict[str, Any] = {
-        "fpr": args.fpr,
-        "n_jobs": args.n_jobs,
-        "device": args.device,
-        "n_shadow": args.n_shadow,
-        "n_reference": args.n_references,
-        "verbose": not args.quiet,
-        "max_memory": getattr(args, "max_memory", None),
-        "cache_dir": None if args.cache_dir is None else str(args.cache_dir),
-        "recipe": recipe,
-    }
-    try:  # specs may carry parameters, e.g. lira:n_shadow=64
-        out = build_attacks(names, **settings)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    if label_only_target is not None:
-        _check_label_only(args, out, label_only_target)
-    needs = [n for n, a in out.items() if membership_tags(a).trains_models]
-    if needs and recipe is None and not can_train:
-        raise UsageError(
-            f"--attacks {','.join(needs)} train shadow / reference models: give the model's "
-            "training recipe with --recipe (a preset name or a joblib file of the unfitted "
-            "estimator)"
-        )
-    check_attack_flags(args, out)
-    _note_device_not_used(args, out, device_taken)
-    return out
-
-
-def _check_args(args: argparse.Namespace) -> None:
-    if args.seeds < 1:
-        raise UsageError("--seeds must be >= 1")
-    if not 0.0 < args.fpr < 1.0:
-        raise UsageError(f"--fpr must be in (0, 1), got {args.fpr}")
-    if any(not 0.0 < f < 1.0 for f in args.fprs):
-        raise UsageError("--fprs values must be in (0, 1)")
-    if any(g <= 0 for g in args.gammas):
-        raise UsageError("--gammas values must be > 0")
-    if args.prior is not None and args.prior <= 0:
-        raise UsageError("--prior must be > 0")
-    if args.epsilon is not None:
-        from tabmia.claims import check_claimed_epsilon
-
-        try:
-            check_claimed_epsilon(args.epsilon, "--epsilon")
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-    if args.top_k < 1:
-        raise UsageError("--top-k must be >= 1")
-    check_size(args.train_size, "--train-size")
-    check_size(args.public_size, "--public-size")
-    check_count(args.max_members, "--max-members")
-    check_count(args.n_shadow, "--n-shadow", 4)  # two OUT shadows per record
-    check_count(args.n_references, "--n-references", 2)  # an OUT reference per record
-    check_count(args.threads, "--threads")
-    if args.n_jobs == 0:
-        raise UsageError("--n-jobs must not be 0 (-1: all cores, N >= 1: N jobs)")
-    if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
-        raise UsageError(f"--cache-dir {args.cache_dir} exists and is not a folder")
-    check_out_folder(args.out)
-    own = [
-        args.model_file,
-        args.train,
-        args.population,
-        args.train_proba,
-        args.population_proba,
-        args.train_pred,
-        args.population_pred,
-    ]
-    if any(v is not None for v in own):
-        if args.train is None or args.population is None or args.label is None:
-            raise UsageError("auditing your own model needs --train, --population and --label")
-        probas = (args.train_proba is not None, args.population_proba is not None)
-        preds = (args.train_pred is not None, args.population_pred is not None)
-        sources = (args.model_file is not None) + any(probas) + any(preds)
-        if sources > 1:
-            raise UsageError(
-                "give one of --model-file, the --*-proba files or the --*-pred files, not several"
-            )
-        if any(probas) and not all(probas):
-            raise UsageError("--train-proba and --population-proba go together")
-        if any(preds) and not all(preds):
-            raise UsageError("--train-pred and --population-pred go together")
-        if sources == 0:
-            raise UsageError(
-                "give --model-file, both --train-proba and --population-proba, or "
-                "both --train-pred and --population-pred (predicted labels)"
-            )
-    check_mode(args)
-    from tabmia.cli._cluster import check_cluster_address
-
-    check_cluster_address(getattr(args, "cluster", None))
-
-
-def _join_cluster(args: argparse.Namespace, stack: contextlib.ExitStack | None) -> None:
-    """Connect to ``--cluster`` until ``stack`` closes, once every check has passed.
-
-    The connection (and its time limit, :data:`tabmia.cli._cluster.CONNECT_TIMEOUT_S`)
-    comes after the attacks are known: ``--cluster`` with attacks that train no models
-    is refused (:func:`tabmia.cli._checks.check_attack_flags`) without a connection.
-    """
-    from tabmia.cli._cluster import cluster_backend
-
-    if getattr(args, "cluster", None) is not None and stack is not None:
-        stack.enter_context(cluster_backend(args.cluster))
 
 
 # ---------------------------------------------------------------------- runs
@@ -278,9 +70,16 @@ def _built_in_game(
     args: argparse.Namespace, cluster: contextlib.ExitStack | None = None
 ) -> tuple[Any, dict[str, Any], Any]:
     import numpy as np
+    import pandas as pd
 
     from tabmia.datasets import DataNotFoundError, load_dataset
-    from tabmia.experiment import MembershipExperiment, split_membership, subsample
+    from tabmia.exceptions import RunNote
+    from tabmia.experiment import (
+        MembershipExperiment,
+        split_membership,
+        subsample,
+        subsample_persons,
+    )
     from tabmia.recipes import make_model
     from tabmia.target import n_rows, take_rows
 
@@ -292,7 +91,21 @@ def _built_in_game(
         raise UsageError(str(exc).splitlines()[0]) from exc
     if args.max_records is not None and args.max_records < 20:
         raise UsageError("--max-records must be at least 20")
-    X, y = subsample(bunch.data, np.asarray(bunch.target), args.max_records, args.random_state)
+    groups = built_in_persons(args, bunch)
+    if groups is None:
+        X, y = subsample(bunch.data, np.asarray(bunch.target), args.max_records, args.random_state)
+    else:
+        X, y, groups = subsample_persons(
+            bunch.data, np.asarray(bunch.target), groups, args.max_records, args.random_state
+        )
+        noun = PERSON_NOUNS.get(args.dataset, "persons")
+        warnings.warn(
+            f"{args.dataset}: the audit's unit is the person ({noun}: "
+            f"{pd.unique(groups).size} {noun} with {len(groups)} records); persons are "
+            "split whole and the verdict counts them; --group-column none audits records",
+            RunNote,
+            stacklevel=1,
+        )
     try:  # the sizes against this data set, before anything trains
         sizes = split_membership(
             n_rows(X),
@@ -300,6 +113,7 @@ def _built_in_game(
             public_size=args.public_size,
             prior=args.prior,
             random_state=0,
+            groups=groups,
         )
     except ValueError as exc:
         message = first_line(exc)
@@ -327,7 +141,7 @@ def _built_in_game(
         fpr_fallback=not args.fpr_given,
     )
     with _thread_limits(args):
-        result = experiment.run(X, y)
+        result = experiment.run(X, y, groups=groups)
     split, acc = result.splits[0], result.target_accuracy
     assert acc is not None  # the built-in game trains its targets
     context = {
@@ -340,6 +154,7 @@ def _built_in_game(
         "train accuracy": f"{acc['train_accuracy'].mean():.3f}",
         "held-out accuracy": f"{acc['test_accuracy'].mean():.3f}",
         **_cache_context(args, result),
+        **({} if groups is None else {"persons": PERSON_NOUNS.get(args.dataset, "persons")}),
     }
     records = take_rows(X, split.train) if hasattr(X, "iloc") else None
     if records is not None:
@@ -357,7 +172,7 @@ def _own_model(
     from tabmia.audit import audit_model
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
     from tabmia.metrics import MIN_AUDIT_RECORDS, check_audit_size
-    from tabmia.plausibility import check_inputs
+    from tabmia.plausibility import check_inputs, check_persons
     from tabmia.target import TargetModel
 
     read = {"encoding": args.encoding, "sep": args.sep}
@@ -365,6 +180,7 @@ def _own_model(
     X_pop, y_pop = split_label(
         read_table(args.population, "--population", **read), args.label, "--population"
     )
+    X_tr, X_pop, groups_tr, groups_pop = person_columns(args, X_tr, X_pop)
     missing = [c for c in X_tr.columns if c not in X_pop.columns]
     if missing:
         raise UsageError(f"--population lacks columns of --train: {missing[:10]}")
@@ -450,6 +266,8 @@ def _own_model(
             f"{where}: cannot score the --train and --population records: "
             f"{first_line(exc)}" + _categorical_hint(exc)
         ) from exc
+    if groups_tr is not None:
+        findings = [*findings, *check_persons(groups_tr, groups_pop)]
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
     n_train = len(X_tr)
@@ -481,6 +299,8 @@ def _own_model(
             public_fraction=public_fraction,
             check_plausibility=False,  # checked above
             keep_attacks=False,  # the report needs their scores and counts, not them
+            groups_train=groups_tr,
+            groups_population=groups_pop,
         )
     # the verdict and the gate decide from every finding: the inputs' (checked above, so
     # the model is queried once for them) before the attacks' own
@@ -497,34 +317,6 @@ def _own_model(
         **_cache_context(args, result),
     }
     return result, context, records
-
-
-def _check_label_only(args: argparse.Namespace, attacks: dict[str, Any], target: Any) -> None:
-    """Refuse attacks that need probabilities on a label-only model, naming those that work."""
-    from tabmia.attacks import membership_tags
-    from tabmia.recipes import label_attack_names
-
-    needs = [n for n, a in attacks.items() if not membership_tags(a).works_with("labels")]
-    if not needs:
-        return
-    work = label_attack_names(queries_perturbed=args.model_file is not None)
-    raise UsageError(
-        f"--attacks {','.join(needs)} need the model's probabilities, but it answers with "
-        f"labels only ({_label_reason(args, target)}); attacks that work from labels: "
-        f"{', '.join(work)}"
-        + (
-            ""
-            if args.model_file is not None
-            else " (the others query perturbed records: they need --model-file)"
-        )
-    )
-
-
-def _label_reason(args: argparse.Namespace, target: Any) -> str:
-    """Why the audited model is label-only, in the terms of the command line."""
-    if args.train_pred is not None:
-        return "--train-pred / --population-pred"
-    return "--label-only" if args.label_only else target.labels_reason
 
 
 def _population_needed(public_size: float | int) -> int:
@@ -557,47 +349,6 @@ def _categorical_hint(exc: BaseException) -> str:
     if "categor" in text:
         return " (a native-categorical model: name its columns with --categorical, or give parquet)"
     return ""
-
-
-def _thread_limits(args: argparse.Namespace) -> Any:
-    """BLAS / OpenMP thread limit of this process for ``--threads``."""
-    from contextlib import nullcontext
-
-    if args.threads is None:
-        return nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=args.threads)
-
-
-def _set_threads(estimator: Any, threads: int | None) -> Any:
-    """The thread parameter of every model in ``estimator`` (nested too) set to
-    ``--threads`` (CatBoost's ``thread_count``, XGBoost's / LightGBM's / a forest's
-    ``n_jobs``: :mod:`tabmia.backends`)."""
-    from tabmia.backends import set_threads
-
-    set_threads(estimator, threads)
-    return estimator
-
-
-def _takes_device(model: Any) -> bool:
-    """Whether ``model`` has a part that runs on a device (torch, CatBoost, XGBoost)."""
-    from tabmia.backends import has_device
-
-    if model is None:
-        return False
-    # a torch module as target is queried on the device
-    return type(model).__module__.split(".", 1)[0] == "torch" or has_device(model)
-
-
-def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
-    """How many shadow / reference models this run trained and how many the cache gave."""
-    metrics = result.metrics
-    if args.cache_dir is None or "n_models" not in metrics:
-        return {}
-    counted = metrics.dropna(subset=["n_models"])
-    trained, total = int(counted["n_models_trained"].sum()), int(counted["n_models"].sum())
-    return {"shadow models trained": trained, "shadow models from --cache-dir": total - trained}
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -638,6 +389,8 @@ def run_audit(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - t0
     if args.train is not None and "data" not in context:
         context = {"data": str(args.train), **context}
+    if "person" in result.scores.columns:
+        context.setdefault("persons", "persons")
     if fallbacks:
         context["notes"] = list(fallbacks)
     found = {f.message for f in result.findings}  # shown in the verdict, as findings
@@ -655,7 +408,10 @@ def run_audit(args: argparse.Namespace) -> int:
             context["models trained on"] = (
                 "this machine" if address is None else f"the cluster at {address}"
             )
-    result = result.with_delta(args.delta)
+    records_result = result.with_delta(args.delta)
+    # with persons the unit is the person: the verdict, the table and the gate read them
+    result = to_persons(args, records_result, context).with_delta(args.delta)
+    persons = result is not records_result and result.unit == "person"
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {shown(v)}" for k, v in context.items()) + "\n"
     state = verdict_state(result, accept_warnings=args.accept_warnings)
@@ -677,11 +433,23 @@ def run_audit(args: argparse.Namespace) -> int:
     )
     print(terminal_summary(header, state, verdict, summary_table(result.metrics)))
     gate = evaluate_cli_gate(args, result)
-    write_outputs(args, result, md, context, records, elapsed, verdict, gate=gate, state=state)
+    write_outputs(
+        args,
+        result,
+        md,
+        context,
+        records,
+        elapsed,
+        verdict,
+        gate=gate,
+        state=state,
+        records_result=records_result if persons else None,
+    )
     print(
         wrapped(
             f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, "
-            f"roc.png ({elapsed:.1f} s)"
+            + ("persons.csv.gz, " if persons else "")
+            + f"roc.png ({elapsed:.1f} s)"
         )
     )
     return report_gate(gate)

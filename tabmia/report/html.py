@@ -312,6 +312,7 @@ def write_html_report(
     date: str | None = None,
     gate: list[str] | None = None,
     accept_warnings: Any = (),
+    person_tables: tuple[pd.DataFrame, pd.DataFrame] | None = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -342,6 +343,10 @@ def write_html_report(
         verdict.
     accept_warnings : iterable of str, default=()
         Findings the user overrides by name (:func:`tabmia.report.state.verdict_state`).
+    person_tables : (DataFrame, DataFrame), default=None
+        For a person-level ``result`` (``unit == "person"``): the distribution of person
+        risk and the most exposed persons (:func:`tabmia.persons.person_risk`,
+        :func:`tabmia.persons.most_exposed`), shown in place of the riskiest records.
 
     The verdict box opens with the audit's state (risk shown, risk not shown, cannot
     tell) and holds every plausibility finding, each marked as what it does: makes the
@@ -458,6 +463,10 @@ def write_html_report(
     )
     if epsilon is not None:
         parts.append(_dp_section(metrics, epsilon, delta, gammas))
+    if getattr(result, "unit", "record") == "person" or "record" not in result.scores:
+        if person_tables is not None:
+            parts.append(_person_section(*person_tables, context or {}))
+        return _finish(path, parts, version, date, command)
     risky = riskiest_records(result.scores, top_k=top_k)
     # short headers and no count column (the list of flagging attacks shows it): one
     # column per attack must fit the page
@@ -498,9 +507,43 @@ def write_html_report(
         + table_html(shown, css_class="fit", details=details)
         + "</div>"
     )
+    return _finish(path, parts, version, date, command)
+
+
+def _finish(path: Path, parts: list[str], version: str, date: str, command: str | None) -> Path:
+    """The footer, and the page written."""
+    esc = html.escape
     footer = f"tabmia {esc(version)} · generated {esc(date)}"
     if command:
         footer += f"<br>command: <code>{esc(command)}</code>"
     parts.append(f"<footer class='note'><hr>{footer}</footer></body></html>")
     path.write_text("".join(parts), encoding="utf-8")
     return path
+
+
+def _person_section(risk: pd.DataFrame, exposed: pd.DataFrame, context: dict[str, Any]) -> str:
+    """The distribution of person risk and the most exposed persons, as HTML."""
+    noun = str(context.get("persons", "persons"))
+    shares = risk.assign(
+        who=np.where(risk["member"].astype(bool), f"member {noun}", f"non-member {noun}"),
+        cell=[
+            f"{s:.3f} ({a}/{n})"
+            for s, a, n in zip(risk["share"], risk["n_at_level"], risk["n_persons"])
+        ],
+        level=[f"p ≤ {p:g}" for p in risk["p_at_most"]],
+    ).pivot_table(index=["attack", "who"], columns="level", values="cell", aggfunc="first")
+    shown = exposed.drop(columns=[c for c in ("repeat",) if c in exposed]).copy()
+    for c in ("score", "p_value"):
+        if c in shown:
+            shown[c] = shown[c].map(lambda v: f"{v:.4g}")
+    return (
+        f"<h2>Person risk: how many {html.escape(noun)} stand out</h2><p class='note'>Each "
+        f"person's p-value under the hypothesis that it is no member, calibrated on the "
+        f"attacker's public {html.escape(noun)} with as many records; a non-member reaches p ≤ a "
+        f"level at most that often. Cells: share of {html.escape(noun)} at or below the level "
+        "(count / all), pooled over seeds.</p>"
+        + table_html(shares.reset_index(), css_class="fit")
+        + f"<h2>Most exposed {html.escape(noun)}</h2><p class='note'>The {html.escape(noun)} "
+        "each attack scores highest, with their number of records and whether the model "
+        "trained on them.</p><div class='wide'>" + table_html(shown, css_class="fit") + "</div>"
+    )

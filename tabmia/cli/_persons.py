@@ -1,0 +1,108 @@
+"""``tabmia audit`` of persons: ``--group-column`` read and checked, a built-in data set's
+own persons, and the record-level result turned into a person-level one
+(:func:`tabmia.persons.person_result`) that the verdict, the report and the gate read.
+
+A person column is no model input: it is taken out of the records before the model sees
+them. Bad columns get one ``tabmia: error:`` line: a column that is missing, has missing
+ids, or holds one record per person where the user said persons repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tabmia.cli._inputs import UsageError
+
+__all__ = ["PERSON_NOUNS", "built_in_persons", "person_columns", "to_persons"]
+
+#: What the verdict calls the persons of a built-in data set (default "persons").
+PERSON_NOUNS = {"diabetes130": "patients"}
+
+
+def person_columns(
+    args: argparse.Namespace, X_train: pd.DataFrame, X_population: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray | None, np.ndarray | None]:
+    """The records without ``--group-column``, and the person ids of each file (None
+    without the flag)."""
+    column = getattr(args, "group_column", None)
+    if column is None:
+        return X_train, X_population, None, None
+    ids = []
+    for flag, X in (("--train", X_train), ("--population", X_population)):
+        if column not in X.columns:
+            raise UsageError(
+                f"--group-column {column}: {flag} has no column {column!r} "
+                f"(its columns: {', '.join(map(str, list(X.columns)[:8]))}"
+                + (", ..." if X.shape[1] > 8 else "")
+                + ")"
+            )
+        values = X[column].to_numpy()
+        missing = int(pd.isna(values).sum())
+        if missing:
+            raise UsageError(
+                f"--group-column {column}: {missing} of {len(values)} {flag} records have no "
+                "person id (empty or NaN); every record needs its person"
+            )
+        ids.append(values)
+    both = np.concatenate([ids[0].astype(object), ids[1].astype(object)])
+    if pd.unique(both).size == both.size:
+        raise UsageError(
+            f"--group-column {column}: every one of the {both.size} records has its own "
+            "person id, so no person has several records: check the column (an encounter "
+            "or row id is no person id), or leave --group-column out for a record audit"
+        )
+    keep = [c for c in X_train.columns if c != column]
+    return X_train[keep], X_population[keep], ids[0], ids[1]
+
+
+def built_in_persons(args: argparse.Namespace, bunch: Any) -> np.ndarray | None:
+    """The person ids of a built-in data set: its own ``groups`` (diabetes130: the
+    patients) unless ``--group-column none``, or a column of its records when named."""
+    column = getattr(args, "group_column", None)
+    own = bunch.get("groups") if isinstance(bunch, dict) else getattr(bunch, "groups", None)
+    if column is None:
+        return None if own is None else np.asarray(own)
+    if column.lower() == "none":
+        return None
+    data = bunch.data
+    if isinstance(data, pd.DataFrame) and column in data.columns:
+        return data[column].to_numpy()
+    raise UsageError(
+        f"--group-column {column}: data set {args.dataset} has no column {column!r}"
+        + ("" if own is None else "; its own person ids are used without --group-column")
+    )
+
+
+def to_persons(args: argparse.Namespace, result: Any, context: dict[str, Any]) -> Any:
+    """The person-level result of a record-level audit with persons (``result`` itself
+    without), and the context lines that say so."""
+    if "person" not in result.scores.columns:
+        return result
+    if any(f.check == "shared_persons" for f in result.findings):
+        # no person is a member or not as a whole: the record-level audit says cannot tell
+        context["unit"] = "the record (persons shared between the files: see the finding)"
+        return result
+    from tabmia.exceptions import UnresolvableFPRError
+    from tabmia.persons import DEFAULT_RULE, person_result
+
+    rule = getattr(args, "person_rule", None) or DEFAULT_RULE
+    try:
+        persons = person_result(result, rule=rule, fprs=args.fprs, gammas=args.gammas)
+    except UnresolvableFPRError as exc:
+        raise UsageError(
+            f"{exc}; give more public persons (--population, --public-size) or a larger --fpr"
+        ) from exc
+    noun = context.get("persons", "persons")
+    scores = persons.scores
+    first = scores[(scores["repeat"] == scores["repeat"].iloc[0])] if "repeat" in scores else scores
+    first = first[first["attack"] == first["attack"].iloc[0]]
+    context["unit"] = f"the person ({noun}, {rule} rule)"
+    context[f"member {noun}"] = int(first["member"].sum())
+    context[f"non-member {noun}"] = int((~first["member"].astype(bool)).sum())
+    if "n_persons_public" in persons.metrics:
+        context[f"attacker public {noun}"] = int(persons.metrics["n_persons_public"].iloc[0])
+    return persons

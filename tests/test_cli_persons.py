@@ -1,0 +1,129 @@
+"""``tabmia audit`` of persons (issue 39): ``--group-column`` on files and a built-in data set's
+own patients; the verdict, the gate and the outputs count persons; shared persons make the
+audit "cannot tell" (exit 3 under a gate); bad person columns get one error line."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+
+from tabmia.cli import main
+
+LABEL = "y"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A forest trained on the records of 300 persons (1 to 5 records each); the
+    population holds 600 other persons."""
+    d = tmp_path_factory.mktemp("cli-persons")
+    rng = np.random.RandomState(0)
+    sizes = rng.randint(1, 6, 900)
+    person = np.repeat(np.arange(900), sizes)
+    X, y = make_classification(n_samples=person.size, n_features=6, flip_y=0.1, random_state=0)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(6)]).assign(
+        patient=[f"P{p:04d}" for p in person], **{LABEL: y})
+    train, pop = frame[person < 300], frame[person >= 300]
+    features = [f"f{i}" for i in range(6)]
+    model = RandomForestClassifier(n_estimators=30, random_state=0)
+    joblib.dump(model.fit(train[features], train[LABEL]), d / "model.joblib")
+    train.to_csv(d / "train.csv", index=False)
+    pop.to_csv(d / "pop.csv", index=False)
+    # a population that shares 20 persons with the training file
+    shared = pop.copy()
+    shared.loc[shared.index[:40], "patient"] = train["patient"].iloc[:40].to_numpy()
+    shared.to_csv(d / "pop_shared.csv", index=False)
+    holes = pop.copy()
+    holes.loc[holes.index[:3], "patient"] = np.nan
+    holes.to_csv(d / "pop_holes.csv", index=False)
+    unique = pop.assign(patient=[f"R{i}" for i in range(len(pop))])
+    unique_train = train.assign(patient=[f"T{i}" for i in range(len(train))])
+    unique.to_csv(d / "pop_unique.csv", index=False)
+    unique_train.to_csv(d / "train_unique.csv", index=False)
+    return d
+
+
+def _audit(d: Path, out: Path, *extra: str, train: str = "train.csv", pop: str = "pop.csv") -> int:
+    argv = ["audit", "--model-file", str(d / "model.joblib"), "--train", str(d / train),
+            "--population", str(d / pop), "--label", LABEL, "--attacks", "loss,confidence",
+            "--fpr", "0.05", "--quiet", "--out", str(out), *extra]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return main(argv)
+
+
+def test_group_column_makes_the_audit_count_persons(files, tmp_path, capsys):
+    out = tmp_path / "persons"
+    code = _audit(files, out, "--group-column", "patient", "--fail-above", "auc=0.99")
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["unit"] == "person"
+    assert payload["verdict"][1].startswith("The unit is the person")
+    assert " persons" in payload["verdict"][0]
+    # the metrics count persons; the record-level ones are kept beside them
+    n_member_persons = pd.read_csv(files / "train.csv")["patient"].nunique()
+    assert payload["metrics"][0]["n_members"] == n_member_persons
+    assert payload["record_metrics"][0]["n_members"] == len(pd.read_csv(files / "train.csv"))
+    persons = pd.read_csv(out / "persons.csv.gz")
+    records = pd.read_csv(out / "scores.csv.gz")
+    assert {"person", "n_records", "band", "p_value"} <= set(persons.columns)
+    assert "person" in records.columns and "patient" not in records.columns
+    assert payload["person_risk"] and payload["most_exposed"]
+    html = (out / "report.html").read_text()
+    assert "Person risk" in html and "Most exposed persons" in html
+
+
+def test_shared_persons_cannot_tell_under_a_gate(files, tmp_path, capsys):
+    out = tmp_path / "shared"
+    code = _audit(files, out, "--group-column", "patient", "--fail-above", "auc=0.99",
+                  pop="pop_shared.csv")
+    err = capsys.readouterr().err
+    assert code == 3
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["state"]["state"] == "cannot tell"
+    assert payload["gate"]["blocked_by"] == ["shared_persons"]
+    assert "persons have records among both" in err
+
+
+@pytest.mark.parametrize("extra, pop, train, message", [
+    (("--group-column", "customer"), "pop.csv", "train.csv", "has no column 'customer'"),
+    (("--group-column", "patient"), "pop_holes.csv", "train.csv", "3 of"),
+    (("--group-column", "patient"), "pop_unique.csv", "train_unique.csv",
+     "every one of the"),
+])
+def test_bad_person_columns_get_one_error_line(files, tmp_path, capsys, extra, pop, train,
+                                               message):
+    code = _audit(files, tmp_path / "bad", *extra, pop=pop, train=train)
+    err = [line for line in capsys.readouterr().err.splitlines()
+           if line.startswith("tabmia: error:")]
+    assert code == 2 and len(err) == 1 and message in err[0]
+
+
+def test_diabetes130_audits_its_patients(tmp_path, capsys):
+    home = os.environ.get("TABMIA_DATA")
+    if not home or not (Path(home) / "diabetes130").is_dir():
+        pytest.skip("diabetes130 is not in the data home")
+    out = tmp_path / "d130"
+    code = main(["audit", "--dataset", "diabetes130", "--max-records", "3000", "--attacks",
+                 "loss", "--fpr", "0.05", "--quiet", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "the audit's unit is the person (patients" in captured.err
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["unit"] == "person" and "patients" in payload["verdict"][0]
+    # --group-column none audits the encounters
+    out2 = tmp_path / "rows"
+    assert main(["audit", "--dataset", "diabetes130", "--max-records", "3000", "--attacks",
+                 "loss", "--fpr", "0.05", "--quiet", "--group-column", "none", "--out",
+                 str(out2)]) == 0
+    assert "unit" not in json.loads((out2 / "results.json").read_text())
