@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -55,7 +56,8 @@ templates_path = ["_templates"]
 # ------------------------------------------------------------------ HTML
 html_theme = "furo"
 html_title = f"tabmia {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]  # the report's pictures, and the stylesheet below
+html_css_files = ["tabmia.css"]  # long code lines wrap; wide output tables scroll
 html_show_sourcelink = False
 
 # ------------------------------------------------------------------ markdown pages
@@ -75,6 +77,13 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 numpydoc_xref_param_type = False
+# A docstring numpydoc cannot read is published wrong (an unknown section's text is
+# dropped): its warnings fail the build. numpydoc warns with a Python UserWarning (not
+# through Sphinx, so -W alone let it pass): that warning is an error here, which autodoc
+# reports as a Sphinx warning, and numpydoc's own check of the sections (GL06: unknown
+# section) says which section.
+warnings.filterwarnings("error", category=UserWarning, module="numpydoc")
+numpydoc_validation_checks = {"GL06"}
 # A method without a docstring of its own is not documented with a parent's: CatBoostAuto
 # would show catboost's docstrings, which are not reStructuredText.
 autodoc_inherit_docstrings = False
@@ -135,8 +144,10 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "abort_on_example_error": True,
     "only_warn_on_example_error": False,
-    "reset_modules": ("matplotlib",),
-    "capture_repr": (),
+    "reset_modules": ("matplotlib", "gallery_hooks.reset_pandas"),
+    # A table left as a cell's last expression (a DataFrame) is shown as an HTML table;
+    # nothing else is captured from an expression.
+    "capture_repr": ("_repr_html_",),
     "min_reported_time": 1,
     "write_computation_times": False,
 }
@@ -157,6 +168,68 @@ def _skip_member(app: object, what: str, name: str, obj: object, skip: bool,
     return None
 
 
+def _narrative(docname: str) -> bool:
+    """A page written by hand (not the API reference, the gallery or the CLI reference)."""
+    return not docname.startswith(("api/", "auto_examples/")) and docname != "cli"
+
+
+def _strict_references(app: object, doctree: object) -> None:
+    """On the hand-written pages, a Python cross-reference that resolves nowhere (neither
+    the API reference nor an intersphinx inventory) is a warning, so -W fails the build:
+    Sphinx would otherwise print it as plain text, silently."""
+    from sphinx import addnodes
+
+    if not _narrative(app.env.docname):  # type: ignore[attr-defined]
+        return
+    for node in doctree.findall(addnodes.pending_xref):  # type: ignore[attr-defined]
+        if node.get("refdomain") == "py":
+            node["refwarn"] = True
+
+
+#: What the published output of an example must not hold: a Python warning in its
+#: two-line format (``path.py:NN: SomeWarning: ...``), or a path of the build machine.
+_LEAKS = {
+    "a Python warning": re.compile(r"\.py:\d+: \w*Warning:"),
+    "an absolute path": re.compile(r"(?<![\w.~-])(?:/work/|/home/|/tmp/|/root/|/usr/|/opt/)"
+                                   r"|site-packages|dist-packages"),
+}
+
+
+def _example_outputs(rst: str) -> list[str]:
+    """The output blocks sphinx-gallery wrote into an example's page (stdout and stderr
+    as text, HTML reprs as raw HTML), without the example's code."""
+    blocks = re.split(r"\n(?=\.\. )", rst)
+    return [b for b in blocks
+            if b.startswith((".. rst-class:: sphx-glr-script-out", ".. raw:: html"))
+            or "sphx-glr-script-out" in b.split("\n", 1)[0]]
+
+
+def _check_example_outputs(app: object, exception: Exception | None) -> None:
+    """Fail the build when an example's published output holds a raw Python warning or
+    a path of the build machine (what readers copy, and what the site shows of us)."""
+    if exception is not None:
+        return
+    gallery = Path(app.srcdir) / "auto_examples"  # type: ignore[attr-defined]
+    found = []
+    for page in sorted(gallery.glob("*.rst")):
+        if page.name == "index.rst":
+            continue
+        text = page.read_text(encoding="utf-8")
+        # the output blocks follow the code they came from: ".. rst-class:: sphx-glr-script-out"
+        # then an indented block; a raw HTML repr is a ".. raw:: html" block
+        for block in _example_outputs(text):
+            for line in block.splitlines():
+                for what, pattern in _LEAKS.items():
+                    if pattern.search(line):
+                        found.append(f"{page.name}: {what}: {line.strip()[:160]}")
+    if found:
+        raise RuntimeError("published example output must not hold Python warnings or "
+                           "paths of the build machine:\n  " + "\n  ".join(found))
+
+
 def setup(app: object) -> None:
-    """Connect the member filter."""
+    """Connect the member filter, the strict references of the hand-written pages and
+    the check of the examples' published output."""
     app.connect("autodoc-skip-member", _skip_member)  # type: ignore[attr-defined]
+    app.connect("doctree-read", _strict_references)  # type: ignore[attr-defined]
+    app.connect("build-finished", _check_example_outputs)  # type: ignore[attr-defined]

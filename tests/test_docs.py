@@ -20,7 +20,10 @@ DOCS = ROOT / "docs"
 
 #: The public modules whose every exported name has an API page.
 API_MODULES = ["tabmia", "tabmia.attacks", "tabmia.metrics", "tabmia.thresholds",
-               "tabmia.shadow", "tabmia.datasets", "tabmia.dp", "tabmia.testing"]
+               "tabmia.audit", "tabmia.experiment", "tabmia.game", "tabmia.report",
+               "tabmia.gate", "tabmia.testing", "tabmia.plausibility", "tabmia.shadow",
+               "tabmia.backends", "tabmia.perturb", "tabmia.datasets", "tabmia.dp",
+               "tabmia.benchmark"]
 
 
 def api_pages() -> dict[str, list[str]]:
@@ -101,3 +104,51 @@ def test_readme_example_runs_and_its_numbers_hold(capsys):
     quoted = [float(x) for x in re.findall(r"# .*?: (0\.\d+)", code)]
     assert len(printed) == len(quoted) == 2
     assert printed == pytest.approx(quoted, abs=5e-4)
+
+
+def python_blocks(page: Path) -> list[str]:
+    """The ```python blocks of a Markdown page, in order."""
+    return re.findall(r"^```python\n(.*?)^```", page.read_text(), re.S | re.M)
+
+
+def test_getting_started_snippets_run_as_written(tmp_path, monkeypatch, capsys):
+    """Getting started's Python blocks run one after the other, as a reader pastes them
+    into one session (later blocks use the names of earlier ones), in an empty folder
+    (one writes the files its command-line snippet audits)."""
+    from tabmia.datasets import DataNotFoundError
+
+    blocks = python_blocks(DOCS / "getting_started.md")
+    assert len(blocks) >= 3
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__main__"}
+    for i, code in enumerate(blocks, 1):
+        try:
+            exec(compile(code, f"docs/getting_started.md, python block {i}", "exec"), namespace)
+        except DataNotFoundError as err:  # only a snippet that needs an absent data set
+            pytest.skip(f"python block {i} needs a data set the data home lacks: {err}")
+    out = capsys.readouterr().out
+    assert "of the training records" in out and "TPR (own threshold)" in out
+    # the command-line snippet after the last block reads these files
+    assert {"model.joblib", "train.csv", "holdout.csv"} <= {p.name for p in tmp_path.iterdir()}
+    commands = re.findall(r"^```bash\n(.*?)^```", (DOCS / "getting_started.md").read_text(),
+                          re.S | re.M)
+    assert any("--model-file model.joblib --train train.csv --population holdout.csv" in c
+               for c in commands)
+
+
+def test_landing_page_shows_the_install_line_the_ten_lines_and_a_report():
+    """The landing page's install command and example are the README's (whose example
+    ``test_readme_example_runs_and_its_numbers_hold`` runs), and its picture exists."""
+    index = (DOCS / "index.md").read_text()
+    assert THE_TWO_COMMANDS[0] in index
+    readme_code = re.search(r"```python\n(.*?)```", README, re.S).group(1)
+    assert python_blocks(DOCS / "index.md") == [readme_code]
+    pictures = re.findall(r"```\{image\} (\S+)", index)
+    report = (DOCS / "user_guide" / "report.md").read_text()
+    pictures_of_report = re.findall(r"```\{image\} (\S+)", report)
+    assert pictures and pictures_of_report
+    for picture in pictures:
+        assert (DOCS / picture).is_file() and (DOCS / picture).stat().st_size < 300_000
+    for picture in pictures_of_report:
+        path = (DOCS / "user_guide" / picture).resolve()
+        assert path.is_file() and path.stat().st_size < 300_000
