@@ -18,15 +18,10 @@ from sklearn.utils import check_random_state
 from tabmia._groups import check_groups, person_codes
 from tabmia._records import shared_mask
 from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
-from tabmia.experiment import (
-    ExperimentResult,
-    MembershipRound,
-    MembershipSplit,
-    record_meta,
-    slice_frame,
-)
+from tabmia.experiment import ExperimentResult, MembershipRound
 from tabmia.metrics import check_audit_size
 from tabmia.plausibility import check_attack_scores, check_inputs, check_persons
+from tabmia.splits import MembershipSplit, record_meta, slice_frame
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
 __all__ = ["audit_model"]

@@ -35,7 +35,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("7 runs", [
         "tabmia.recipes", "tabmia._attack_builder", "tabmia.experiment", "tabmia.audit",
         "tabmia.benchmark", "tabmia._benchmark_report", "tabmia.dp", "tabmia.dp.*",
-        "tabmia._play", "tabmia.persons", "tabmia.slices",
+        "tabmia._play", "tabmia.splits", "tabmia.persons", "tabmia.persons.*",
+        "tabmia.slices", "tabmia.slices.*", "tabmia.whatif", "tabmia.whatif.*",
     ]),
     ("8 command line", ["tabmia.cli", "tabmia.cli.*"]),
 ]
