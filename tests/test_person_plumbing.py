@@ -177,3 +177,25 @@ def _game_groups(Xg, X, groups, order):
     where = pd.Series(groups[order], index=key)
     gkey = pd.DataFrame(np.asarray(Xg)).round(12).astype(str).agg("|".join, axis=1)
     return where.loc[~where.index.duplicated()].reindex(gkey).to_numpy()
+
+
+def test_a_model_that_never_saw_the_persons_sits_at_chance_at_person_level(persons):
+    """'Members' the model never trained on: person-level rates and AUC at chance."""
+    from tabmia.persons import person_result
+
+    X, y, groups, train, _ = persons
+    rng = np.random.RandomState(1)
+    unseen = RandomForestClassifier(n_estimators=20, random_state=0).fit(
+        *make_classification(n_samples=800, n_features=8, flip_y=0.05, random_state=0))
+    fake_members = np.isin(groups, rng.permutation(np.unique(groups))[:200])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = audit_model(unseen, X[fake_members], y[fake_members], X[~fake_members],
+                             y[~fake_members], {"loss": LossAttack(fpr=0.05)},
+                             groups_train=groups[fake_members],
+                             groups_population=groups[~fake_members])
+    persons = person_result(result)
+    row = persons.metrics.iloc[0]
+    assert row["auc_low"] <= 0.5 <= row["auc_high"]
+    assert row["tpr_low"] <= 0.05 <= row["tpr_high"] or row["tpr"] <= row["fpr_high"]
+    assert row["fpr"] <= row["fpr_high"] and row["fpr_low"] <= 0.05
