@@ -108,16 +108,17 @@ intersphinx_timeout = 1
 # ------------------------------------------------------------------ gallery
 
 
-def _has_german_credit() -> bool:
-    """Whether the German credit example can run: the data set is in the data home (looked
-    up offline: CI reaches no data site, and a download attempt could stall the build)."""
-    from tabmia.datasets import load_german_credit
+def _in_data_home(loader: str) -> bool:
+    """Whether an example that reads a data set can run: the data set is in the data home
+    (``tabmia.datasets.<loader>``, looked up offline: CI reaches no data site, and a
+    download attempt could stall the build)."""
+    from tabmia import datasets
     from tabmia.exceptions import DataNotFoundError
 
     offline = os.environ.get("TABMIA_OFFLINE")
     os.environ["TABMIA_OFFLINE"] = "1"
     try:
-        load_german_credit()
+        getattr(datasets, loader)()
     except DataNotFoundError:
         return False
     finally:
@@ -128,6 +129,13 @@ def _has_german_credit() -> bool:
     return True
 
 
+#: The examples that read a data set from the data home, and its loader.
+_NEEDS_DATA_HOME = {
+    "audit_german_credit": "load_german_credit",
+    "audit_persons_diabetes130": "load_diabetes130",
+}
+
+
 # The data home of the tests and benchmarks: ../shared/data beside the checkout when it is
 # there and nothing else is set (CI has it), so the examples that need data run too.
 _SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -135,7 +143,7 @@ if "TABMIA_DATA" not in os.environ and _SHARED_DATA.is_dir():
     os.environ["TABMIA_DATA"] = str(_SHARED_DATA)
 # Every example runs, except one whose data set is not in the data home here (a fresh
 # clone without ../shared): it is shown with its code, without output.
-_skip = [] if _has_german_credit() else ["audit_german_credit"]
+_skip = [name for name, loader in _NEEDS_DATA_HOME.items() if not _in_data_home(loader)]
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": "auto_examples",

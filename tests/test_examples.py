@@ -19,7 +19,7 @@ PYTHON_WARNING = re.compile(r"\.py:\d+: \w*Warning:")
 
 
 #: Examples that read a data set from the data home (the others use embedded data).
-NEEDS_DATA_HOME = {"audit_german_credit"}
+NEEDS_DATA_HOME = {"audit_german_credit", "audit_persons_diabetes130"}
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.stem)
