@@ -553,6 +553,12 @@ class MorganAttack(_PerturbationAttack):
 
     def _fit(self, X: Any, y: np.ndarray) -> None:
         n = n_rows(X)
+        if getattr(self, "_fit_groups", None) is not None:
+            raise ValueError(
+                "MorganAttack with groups: its proxy model's members and non-members are drawn "
+                "record by record, not person by person, and it promises no FPR to calibrate "
+                "persons on; leave it out of a person-level audit (MerlinAttack keeps persons)"
+            )
         if n < 40:
             raise ValueError(
                 f"MorganAttack needs public records to train a proxy model; got only {n}"
@@ -592,6 +598,7 @@ class MorganAttack(_PerturbationAttack):
         self.calibration_scores_ = self._combine(loss_out, ratio_out)
 
     def _choose_threshold(self, X: Any, y_raw: np.ndarray, y_idx: np.ndarray) -> float:
+        self.calibration_rows_ = None  # the proxy's records, not fit's
         return float(self.phi_M_)
 
     def _combine(self, loss: np.ndarray, ratio: np.ndarray) -> np.ndarray:

@@ -17,7 +17,13 @@ import pandas as pd
 
 from tabmia.cli._inputs import UsageError
 
-__all__ = ["PERSON_NOUNS", "built_in_persons", "person_columns", "to_persons"]
+__all__ = [
+    "PERSON_NOUNS",
+    "built_in_persons",
+    "check_person_attacks",
+    "person_columns",
+    "to_persons",
+]
 
 #: What the verdict calls the persons of a built-in data set (default "persons").
 PERSON_NOUNS = {"diabetes130": "patients"}
@@ -75,6 +81,20 @@ def built_in_persons(args: argparse.Namespace, bunch: Any) -> np.ndarray | None:
         f"--group-column {column}: data set {args.dataset} has no column {column!r}"
         + ("" if own is None else "; its own person ids are used without --group-column")
     )
+
+
+def check_person_attacks(attacks: dict[str, Any]) -> None:
+    """Refuse, before anything trains, attacks that promise no FPR to calibrate persons on
+    (a proxy-chosen threshold: ``threshold_goal`` other than ``"fpr"``, Morgan's)."""
+    refused = [
+        name for name, a in attacks.items() if getattr(a, "threshold_goal", "fpr") != "fpr"
+    ]
+    if refused:
+        raise UsageError(
+            f"--attacks {','.join(refused)}: a person-level audit calibrates each attack's "
+            "persons on the public persons at its FPR, and these promise none; leave them "
+            "out, or audit records (--group-column none on a built-in data set)"
+        )
 
 
 def to_persons(args: argparse.Namespace, result: Any, context: dict[str, Any]) -> Any:

@@ -43,6 +43,7 @@ from tabmia.cli._outputs import (
 from tabmia.cli._persons import (
     PERSON_NOUNS,
     built_in_persons,
+    check_person_attacks,
     person_columns,
     to_persons,
 )
@@ -125,6 +126,8 @@ def _built_in_game(
     except ValueError as exc:  # e.g. the mlp recipe without torch
         raise UsageError(f"--model {args.model}: {exc}") from exc
     attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
+    if groups is not None:
+        check_person_attacks(attacks)
     check_model_counts(args, attacks, len(sizes.public))
     _join_cluster(args, cluster)
     experiment = MembershipExperiment(
@@ -248,6 +251,8 @@ def _own_model(
         default=default,
         label_only_target=target if labels_only else None,
     )
+    if groups_tr is not None:
+        check_person_attacks(attacks)
     perturbing = [n for n, a in attacks.items() if membership_tags(a).queries_perturbed_records]
     if perturbing and args.model_file is None:
         given = "predicted labels" if args.train_pred is not None else "probabilities"

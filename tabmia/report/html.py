@@ -236,9 +236,39 @@ def _claim_cell(claim: Any, rates: dict[str, Any], n_neg: int) -> str:
 
 
 def _dp_section(
-    metrics: pd.DataFrame, epsilon: float, delta: float, gammas: tuple[float, ...]
+    metrics: pd.DataFrame,
+    epsilon: float,
+    delta: float,
+    gammas: tuple[float, ...],
+    max_records: int | None = None,
 ) -> str:
-    """Two tables that fit the page: the DP check per attack, then PPV against its bound."""
+    """Two tables that fit the page: the DP check per attack, then PPV against its bound.
+
+    For a person-level audit (``max_records``: its largest person's records) the record-
+    level claim is checked as the group-privacy claim it makes for such a person."""
+    claim, title = "", f"(ε = {epsilon:g}, δ = {delta:g})"
+    if max_records is not None:
+        from tabmia.claims import group_privacy
+
+        record_eps, record_delta = epsilon, delta
+        epsilon, delta = group_privacy(record_eps, max_records, record_delta)
+        if not delta < 1.0:
+            return (
+                f"<h2>Against a differential privacy claim {title}</h2><p class='note'>The "
+                f"audit's unit is the person. A claim of (ε, δ)-DP for records protects a "
+                f"person with k records only at (kε, k·e<sup>(k−1)ε</sup>δ) (group privacy): "
+                f"for this audit's largest person, of {max_records} records, δ reaches "
+                f"{delta:.3g} ≥ 1, so the claim promises that person nothing and no rate can "
+                "refute it; a person-level DP claim (each person's contribution bounded) can "
+                "be checked.</p>"
+            )
+        claim = (
+            f"<p class='note'>The audit's unit is the person. A claim of (ε = {record_eps:g}, "
+            f"δ = {record_delta:g})-DP for records protects a person with k records only at "
+            f"(kε, k·e<sup>(k−1)ε</sup>δ) (group privacy); the largest person here has "
+            f"{max_records} records, so the persons' rates are checked against (ε = "
+            f"{epsilon:.3g}, δ = {delta:.3g}).</p>"
+        )
     summary = own_threshold_summary(metrics)
     n_seeds = int(summary["n_seeds"].max())
     checks, ppvs = [], []
@@ -275,8 +305,9 @@ def _dp_section(
         ppvs.append(row)
     pooled = f" Counts pooled over {n_seeds} seeds." if n_seeds > 1 else ""
     return (
-        f"<h2>Against a differential privacy claim (ε = {epsilon:g}, δ = {delta:g})</h2>"
-        "<p class='note'>(ε, δ)-DP training allows at most TPR ≤ e<sup>ε</sup>·FPR + δ (and "
+        f"<h2>Against a differential privacy claim {title}</h2>"
+        + claim
+        + "<p class='note'>(ε, δ)-DP training allows at most TPR ≤ e<sup>ε</sup>·FPR + δ (and "
         "1 − FPR ≤ e<sup>ε</sup>(1 − TPR) + δ) for any attack: the trade-off bounds of "
         "Jayaraman et al. (PETS 2021), Thm 4.1/4.2, at each attack's own threshold. "
         "<b>no</b>: even the TPR's 95% lower bound is above the bound at the FPR's 95% upper "
@@ -462,7 +493,16 @@ def write_html_report(
         "of magnitude, or the scores' rank among all candidates.</p>"
     )
     if epsilon is not None:
-        parts.append(_dp_section(metrics, epsilon, delta, gammas))
+        persons = getattr(result, "unit", "record") == "person"
+        parts.append(
+            _dp_section(
+                metrics,
+                epsilon,
+                delta,
+                gammas,
+                int(pd.to_numeric(result.scores["n_records"]).max()) if persons else None,
+            )
+        )
     if getattr(result, "unit", "record") == "person" or "record" not in result.scores:
         if person_tables is not None:
             parts.append(_person_section(*person_tables, context or {}))

@@ -276,7 +276,14 @@ def verdict_lines(
             f"privacy); its largest person here has {k} records, so the claim the person-"
             f"level rates are checked against is (ε = {claim_eps:.3g}, δ = {claim_delta:.3g})"
         )
-    if epsilon is not None:
+    if epsilon is not None and not claim_delta < 1.0:
+        lines.append(
+            f"Against a claim of (ε = {epsilon:g}, δ = {delta:g})-DP for records: it protects "
+            f"a person with k records only at (kε, k·e^((k−1)ε)·δ) (group privacy), and for "
+            f"this audit's largest person ({k} records) δ reaches {claim_delta:.3g} ≥ 1: the "
+            "claim promises that person nothing, so no rate can refute it."
+        )
+    elif epsilon is not None:
         assert claim_eps is not None  # set with epsilon
         check = membership_claim_check(
             int(best["tp"]),
@@ -284,7 +291,7 @@ def verdict_lines(
             int(best["fp"]),
             int(best["n_nonmembers"]),
             claim_eps,
-            min(claim_delta, 1.0),
+            claim_delta,
             confidence=confidence,
         )
         # the report's DP table and this sentence share one rule (tabmia.claims): a game
