@@ -124,6 +124,8 @@ def _article(name: str) -> str:
     labels of a model"."""
     if name.startswith(("saved", "precomputed")):
         return f"the {name} of a model"
+    if name.startswith("the "):
+        return name
     return ("an " if name[:1].lower() in "aeiou" else "a ") + name
 
 
@@ -184,10 +186,15 @@ def verdict_lines(
     n_seeds = int(best["n_seeds"])
     first = metrics[metrics["attack"] == best_name].iloc[0]
     n_mem, n_neg = int(first["n_members"]), int(first["n_nonmembers"])
-    model = context.get("target") or (
-        _target_description(result.targets[0])
-        if result.targets
-        else context.get("model", "the model")
+    named = context.get("target")
+    model = (
+        f"{named} model"
+        if named
+        else (
+            _target_description(result.targets[0])
+            if result.targets
+            else context.get("model", "the model")
+        )
     )
     data = context.get("data", "the given data")
     splits = getattr(result, "splits", None)
