@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 
 from tabmia._groups import check_groups, person_codes
 from tabmia._records import shared_mask
-from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
+from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning, RunNote
 from tabmia.experiment import ExperimentResult, MembershipRound
 from tabmia.metrics import check_audit_size
 from tabmia.plausibility import check_attack_scores, check_inputs, check_persons
@@ -90,11 +90,15 @@ def audit_model(
         column and the result a ``calibration`` frame, from which
         :func:`tabmia.persons.person_result` audits persons. Persons with records on
         both sides are a finding (``shared_persons``) that makes the audit "cannot tell".
-    slices : str, list of str, or (array-like, array-like), default=None
-        Group labels for :mod:`tabmia.slices`: column names of ``X_train`` and
-        ``X_population`` (DataFrames), or the labels of the training and of the
-        population records; carried as ``slice:<name>`` columns of ``scores`` and
-        ``calibration``.
+    slices : str, list of (str or tuple of str), or (array-like, array-like), default=None
+        Group labels for :mod:`tabmia.slices` (fairlearn's ``sensitive_features``):
+        column names of ``X_train`` and ``X_population`` (DataFrames), each a slicing
+        (a tuple of names: their intersection), labelled by
+        :func:`tabmia.slices.slice_labels` over both (numeric columns cut into named
+        bands, rare values merged into "other": a :class:`~tabmia.exceptions.RunNote`
+        says so); or the labels of the training and of the population records. Carried
+        as ``slice:<name>`` columns of ``scores`` and ``calibration``; the model never
+        sees them beyond its own columns. :func:`tabmia.slices.slice_report` reads them.
 
     The game is one :class:`~tabmia.experiment.MembershipRound`, played as every
     runner plays its seeds. Shadow and reference models are trained on as many records as the model was (the
@@ -145,7 +149,9 @@ def audit_model(
             raise ValueError(f"the population data lacks training columns {missing[:10]}")
         X_population = X_population[list(X_train.columns)]
     persons = _checked_persons(groups_train, groups_population, n_rows(X_train), n_pop_rows)
-    meta_train, meta_pop = _slice_frames(slices, X_train, X_population)
+    meta_train, meta_pop, slice_notes = _slice_frames(slices, X_train, X_population)
+    for note in slice_notes:
+        warnings.warn(f"slices: {note}", RunNote, stacklevel=2)
     shared = shared_mask(X_train, y_train, X_population, y_population)
     if shared.any():
         warnings.warn(
@@ -282,28 +288,49 @@ def _checked_persons(
 
 def _slice_frames(
     slices: Any, X_train: Any, X_population: Any
-) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    """The training and population records' group labels (``slices`` of audit_model)."""
+) -> tuple[pd.DataFrame | None, pd.DataFrame | None, tuple[str, ...]]:
+    """The training and population records' group labels (``slices`` of audit_model),
+    one column per slicing, and the notes on what was banded or merged.
+
+    Columns of both frames are labelled together (:func:`tabmia.slices.slice_labels`:
+    numeric columns cut into named bands, rare values and combinations merged into
+    "other"), so that a band means the same on both sides."""
     if slices is None:
-        return None, None
-    if isinstance(slices, tuple) and len(slices) == 2:
-        return (
-            slice_frame(slices[0], n_rows(X_train)),
-            slice_frame(slices[1], n_rows(X_population)),
-        )
-    names = [slices] if isinstance(slices, str) else list(slices)
-    frames = []
+        return None, None, ()
+    n_train, n_pop = n_rows(X_train), n_rows(X_population)
+    if (
+        isinstance(slices, tuple)
+        and len(slices) == 2
+        and not any(isinstance(part, (str, tuple)) for part in slices)
+    ):
+        return slice_frame(slices[0], n_train), slice_frame(slices[1], n_pop), ()
+    from tabmia.slices import slice_labels
+
+    specs = [slices] if isinstance(slices, str) else list(slices)
+    both = []
     for what, X in (("X_train", X_train), ("X_population", X_population)):
         if not isinstance(X, pd.DataFrame):
             raise ValueError(
-                f"slices={names!r} names columns, but {what} is not a DataFrame: pass the "
+                f"slices={specs!r} names columns, but {what} is not a DataFrame: pass the "
                 "labels as (train_labels, population_labels)"
             )
-        missing = [n for n in names if n not in X.columns]
-        if missing:
-            raise ValueError(f"slice column {missing[0]!r} is not a column of {what}")
-        frames.append(slice_frame(X[names], n_rows(X)))
-    return frames[0], frames[1]
+        both.append(X)
+    labels, notes = {}, []
+    for spec in specs:
+        columns = [spec] if isinstance(spec, str) else list(spec)
+        for what, X in (("X_train", X_train), ("X_population", X_population)):
+            missing = [c for c in columns if c not in X.columns]
+            if missing:
+                raise ValueError(f"slice column {missing[0]!r} is not a column of {what}")
+        made = slice_labels(
+            pd.concat([X_train[columns], X_population[columns]], ignore_index=True), columns
+        )
+        labels[made.name] = made.labels.to_numpy()
+        notes += list(made.notes)
+    frame = pd.DataFrame(labels)
+    train = frame.iloc[:n_train].reset_index(drop=True)
+    pop = frame.iloc[n_train:].reset_index(drop=True)
+    return train, pop, tuple(notes)
 
 
 def _stacked_meta(

@@ -175,9 +175,10 @@ class MembershipRound:
         seed_estimator(target, self.seed, catboost_seed=False)
         t0 = time.perf_counter()
         target.fit(take_rows(X, train), y[train])
+        # CatBoost's predict answers one column per record: flattened before comparing
         self.accuracy = {
-            "train": float(np.mean(target.predict(take_rows(X, train)) == y[train])),
-            "test": float(np.mean(target.predict(take_rows(X, held_out)) == y[held_out])),
+            "train": float(np.mean(np.ravel(target.predict(take_rows(X, train))) == y[train])),
+            "test": float(np.mean(np.ravel(target.predict(take_rows(X, held_out))) == y[held_out])),
             "seconds": time.perf_counter() - t0,
         }
         self.target = target

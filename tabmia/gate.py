@@ -65,6 +65,7 @@ from tabmia.report.limits import (
     RiskLimit,
     check_auc,
     check_epsilon,
+    check_slice_tpr,
     check_tpr,
     parse_limits,
 )
@@ -285,6 +286,7 @@ def evaluate_gate(
     unresolved: str = "fail",
     delta: float | None = None,
     accept_warnings: Iterable[str] = (),
+    slices: Any = None,
 ) -> GateResult:
     """Check an audit against risk limits.
 
@@ -308,6 +310,10 @@ def evaluate_gate(
         ``ties``, ``fpr_not_kept``; the scope ``label_only``), each once; recorded in the
         result, with those the audit did not raise.
 
+    slices : SliceReport or DataFrame, default=None
+        The audit's slice report (:func:`tabmia.slices.slice_report`) or its ``table``,
+        which a ``slice:tpr@<fpr>`` limit reads.
+
     Returns
     -------
     GateResult
@@ -315,7 +321,8 @@ def evaluate_gate(
     Raises
     ------
     ValueError
-        For no limit, a malformed one, a metric limited twice or an unknown finding name.
+        For no limit, a malformed one, a metric limited twice, an unknown finding name,
+        or a slice limit without ``slices``.
     """
     if unresolved not in ("fail", "pass"):
         raise ValueError(f"unresolved must be 'fail' or 'pass', got {unresolved!r}")
@@ -336,6 +343,14 @@ def evaluate_gate(
     for lim in checked:
         if lim.metric == "auc":
             checks.append(check_auc(metrics, lim))
+            continue
+        if lim.metric == "slice_tpr":
+            if slices is None:
+                raise ValueError(
+                    f"{lim}: a slice limit needs the audit's slices (slices= a slice report, "
+                    "from audit_model(..., slices=) and tabmia.slices.slice_report)"
+                )
+            checks.append(check_slice_tpr(getattr(slices, "table", slices), lim))
             continue
         summary = own_threshold_summary(metrics, confidence=CONFIDENCE)
         checks.append(

@@ -26,7 +26,7 @@ def aim_at_gate_fpr(args: argparse.Namespace) -> None:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:  # each --fail-above parsed alone: repeats meet only here, before any work
         raise UsageError(f"--fail-above: {twice[0]} is limited twice; give each metric one limit")
-    fprs = sorted({lim.fpr for lim in limits if lim.metric == "tpr"})
+    fprs = sorted({lim.fpr for lim in limits if lim.metric in ("tpr", "slice_tpr")})
     if not fprs:
         return
     if len(fprs) > 1:
@@ -42,8 +42,9 @@ def aim_at_gate_fpr(args: argparse.Namespace) -> None:
     args.fpr = fprs[0]
 
 
-def evaluate_cli_gate(args: argparse.Namespace, result: Any) -> Any:
-    """The gate's result for ``--fail-above`` (None without it)."""
+def evaluate_cli_gate(args: argparse.Namespace, result: Any, slices: Any = None) -> Any:
+    """The gate's result for ``--fail-above`` (None without it); ``slices``, the audit's
+    slice report, for a ``slice:tpr@`` limit."""
     from tabmia.gate import evaluate_gate
 
     limits = getattr(args, "fail_above", ())
@@ -55,6 +56,7 @@ def evaluate_cli_gate(args: argparse.Namespace, result: Any) -> Any:
         unresolved=args.unresolved,
         delta=args.delta,
         accept_warnings=getattr(args, "accept_warnings", ()),
+        slices=slices,
     )
 
 

@@ -170,8 +170,12 @@ def write_outputs(
     gate: Any = None,
     state: Any = None,
     records_result: Any = None,
+    slice_report: Any = None,
 ) -> None:
     """Write every file into a temporary folder, then move them into --out together.
+
+    ``slice_report`` (:func:`tabmia.slices.slice_report`) goes into results.json
+    (``slices``), results.md and report.html (its table, test and figure).
 
     With ``records_result`` (the record-level audit behind a person-level ``result``),
     scores.csv.gz holds the records' scores with their person, persons.csv.gz the
@@ -193,6 +197,8 @@ def write_outputs(
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     if gate is not None:
         md += "\n## Privacy gate\n\n" + "".join(f"- {line}\n" for line in gate.lines())
+    if slice_report is not None:
+        md += "\n## Slices\n\n" + "".join(f"- {line}\n" for line in slice_report.lines())
     md += f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".partial-") as tmp:
@@ -216,6 +222,8 @@ def write_outputs(
             "at_own_threshold": json.loads(result.at_own_threshold().to_json(orient="records")),
             "metrics": json.loads(result.metrics.to_json(orient="records")),
         }
+        if slice_report is not None:
+            payload["slices"] = slice_report.to_dict()
         person_tables = None
         if records_result is not None:
             from tabmia.persons import most_exposed, person_risk
@@ -257,6 +265,62 @@ def write_outputs(
             gate=None if gate is None else gate.lines(),
             accept_warnings=getattr(args, "accept_warnings", ()),
             person_tables=person_tables,
+            slice_section=None if slice_report is None else _slice_section(slice_report),
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)
+
+
+def _slice_section(report: Any) -> tuple[list[str], Any, Any]:
+    """What report.html shows of the slices: the test's sentences, the per-slice table
+    (rates with intervals and counts) and the figure of each attack's slices."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from tabmia.slices import SliceRiskDisplay
+
+    table = report.table
+    shown = pd.DataFrame(
+        {
+            "attack": table["attack"],
+            "slicing": table["slicing"].astype(str).str.replace("slice:", "", regex=False),
+            "slice": table["slice"],
+            "members flagged: TPR [95%]": [
+                f"{int(t)}/{int(n)}: {v:.3f} [{lo:.3f}, {hi:.3f}]"
+                for t, n, v, lo, hi in zip(
+                    table["tp"],
+                    table["n_members"],
+                    table["tpr"],
+                    table["tpr_low"],
+                    table["tpr_high"],
+                )
+            ],
+            "non-members flagged: FPR [95%]": [
+                f"{int(f)}/{int(n)}: {v:.3f} [{lo:.3f}, {hi:.3f}]"
+                for f, n, v, lo, hi in zip(
+                    table["fp"],
+                    table["n_nonmembers"],
+                    table["fpr"],
+                    table["fpr_low"],
+                    table["fpr_high"],
+                )
+            ],
+            "TPR at the slice's own FPR threshold [95%]": [
+                f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if c == "resolvable" else str(c)
+                for v, lo, hi, c in zip(
+                    table["tpr_cal"],
+                    table["tpr_cal_low"],
+                    table["tpr_cal_high"],
+                    table["calibration"],
+                )
+            ],
+            "AUC [95%]": [
+                f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+                for v, lo, hi in zip(table["auc"], table["auc_low"], table["auc_high"])
+            ],
+        }
+    )
+    display = SliceRiskDisplay.from_report(report)
+    figure = display.figure_
+    plt.close(figure)
+    return report.lines(), shown, figure

@@ -86,9 +86,7 @@ def built_in_persons(args: argparse.Namespace, bunch: Any) -> np.ndarray | None:
 def check_person_attacks(attacks: dict[str, Any]) -> None:
     """Refuse, before anything trains, attacks that promise no FPR to calibrate persons on
     (a proxy-chosen threshold: ``threshold_goal`` other than ``"fpr"``, Morgan's)."""
-    refused = [
-        name for name, a in attacks.items() if getattr(a, "threshold_goal", "fpr") != "fpr"
-    ]
+    refused = [name for name, a in attacks.items() if getattr(a, "threshold_goal", "fpr") != "fpr"]
     if refused:
         raise UsageError(
             f"--attacks {','.join(refused)}: a person-level audit calibrates each attack's "

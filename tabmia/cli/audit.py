@@ -62,6 +62,7 @@ from tabmia.cli._setup import (
     _takes_device,
     _thread_limits,
 )
+from tabmia.cli._slices import slice_frame_of, slice_specs, slices_report
 
 __all__ = ["DEFAULT_ATTACKS", "LABEL_ATTACKS", "SCORE_ATTACKS", "run_audit"]
 
@@ -128,6 +129,7 @@ def _built_in_game(
     attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
     if groups is not None:
         check_person_attacks(attacks)
+    slices = slice_frame_of(X, slice_specs(args, args.dataset), args.dataset)
     check_model_counts(args, attacks, len(sizes.public))
     _join_cluster(args, cluster)
     experiment = MembershipExperiment(
@@ -144,7 +146,7 @@ def _built_in_game(
         fpr_fallback=not args.fpr_given,
     )
     with _thread_limits(args):
-        result = experiment.run(X, y, groups=groups)
+        result = experiment.run(X, y, groups=groups, slices=slices)
     split, acc = result.splits[0], result.target_accuracy
     assert acc is not None  # the built-in game trains its targets
     context = {
@@ -171,6 +173,8 @@ def _built_in_game(
 def _own_model(
     args: argparse.Namespace, cluster: contextlib.ExitStack | None = None
 ) -> tuple[Any, dict[str, Any], Any]:
+    import pandas as pd
+
     from tabmia.attacks import membership_tags
     from tabmia.audit import audit_model
     from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning
@@ -184,6 +188,14 @@ def _own_model(
         read_table(args.population, "--population", **read), args.label, "--population"
     )
     X_tr, X_pop, groups_tr, groups_pop = person_columns(args, X_tr, X_pop)
+    specs = slice_specs(args)
+    for flag, frame in (("--train", X_tr), ("--population", X_pop)):
+        missing = [c for spec in specs for c in spec if c not in frame.columns]
+        if missing:
+            raise UsageError(f"--slice-by: {flag} has no column {missing[0]!r}")
+    # labelled over both files, so that a band or a merged label means the same on both
+    both = slice_frame_of(pd.concat([X_tr, X_pop], ignore_index=True), specs, "--train")
+    slices = None if both is None else (both.iloc[: len(X_tr)], both.iloc[len(X_tr) :])
     missing = [c for c in X_tr.columns if c not in X_pop.columns]
     if missing:
         raise UsageError(f"--population lacks columns of --train: {missing[:10]}")
@@ -201,6 +213,12 @@ def _own_model(
     shared_note = check_shared(X_tr, y_tr, X_pop, y_pop)
     if args.model_file is not None:
         model = load_model(args.model_file, args.trust_types)
+        # a slice column the model does not take (a sensitive attribute kept out of it)
+        # labels the records only
+        taken = getattr(model, "feature_names_in_", None)
+        if taken is not None and specs:
+            unused = [c for spec in specs for c in spec if c not in set(taken)]
+            X_tr, X_pop = X_tr.drop(columns=unused), X_pop.drop(columns=unused)
         check_recipe_matches(model, args.recipe, args.model_file, args.force)
         X_tr, X_pop = apply_categories(
             model, [X_tr, X_pop], list(args.categorical), ["--train", "--population"]
@@ -306,6 +324,7 @@ def _own_model(
             keep_attacks=False,  # the report needs their scores and counts, not them
             groups_train=groups_tr,
             groups_population=groups_pop,
+            slices=slices,
         )
     # the verdict and the gate decide from every finding: the inputs' (checked above, so
     # the model is queried once for them) before the attacks' own
@@ -373,6 +392,13 @@ def run_audit(args: argparse.Namespace) -> int:
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     aim_at_gate_fpr(args)
+    if any(lim.metric == "slice_tpr" for lim in getattr(args, "fail_above", ())) and not (
+        slice_specs(args, args.dataset if args.train is None else None)
+    ):
+        raise UsageError(
+            "--fail-above slice:tpr@... limits the worst slice, but the audit has no slices: "
+            "add --slice-by COL"
+        )
     t0 = time.perf_counter()
     try:
         with (
@@ -417,6 +443,7 @@ def run_audit(args: argparse.Namespace) -> int:
     # with persons the unit is the person: the verdict, the table and the gate read them
     result = to_persons(args, records_result, context).with_delta(args.delta)
     persons = result is not records_result and result.unit == "person"
+    slice_report = slices_report(args, result)  # of persons, where the unit is the person
     table = results_table(result.metrics, fprs=args.fprs, gammas=args.gammas)
     header = "tabmia audit: " + "; ".join(f"{k}: {shown(v)}" for k, v in context.items()) + "\n"
     state = verdict_state(result, accept_warnings=args.accept_warnings)
@@ -428,6 +455,8 @@ def run_audit(args: argparse.Namespace) -> int:
         delta=args.delta,
         state=state,
     )
+    if slice_report is not None:
+        verdict += slice_report.lines()
     md = (
         header
         + "\n## Verdict\n\n"
@@ -437,7 +466,7 @@ def run_audit(args: argparse.Namespace) -> int:
         + markdown_table(table)
     )
     print(terminal_summary(header, state, verdict, summary_table(result.metrics)))
-    gate = evaluate_cli_gate(args, result)
+    gate = evaluate_cli_gate(args, result, slices=slice_report)
     write_outputs(
         args,
         result,
@@ -449,6 +478,7 @@ def run_audit(args: argparse.Namespace) -> int:
         gate=gate,
         state=state,
         records_result=records_result if persons else None,
+        slice_report=slice_report,
     )
     print(
         wrapped(

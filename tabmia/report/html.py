@@ -344,6 +344,7 @@ def write_html_report(
     gate: list[str] | None = None,
     accept_warnings: Any = (),
     person_tables: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    slice_section: tuple[list[str], pd.DataFrame, Any] | None = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -378,6 +379,9 @@ def write_html_report(
         For a person-level ``result`` (``unit == "person"``): the distribution of person
         risk and the most exposed persons (:func:`tabmia.persons.person_risk`,
         :func:`tabmia.persons.most_exposed`), shown in place of the riskiest records.
+    slice_section : (list of str, DataFrame, Figure), default=None
+        Which groups leak more (:func:`tabmia.slices.slice_report`): the disparity test's
+        sentences, the per-slice table and its figure, shown after the attacks' tables.
 
     The verdict box opens with the audit's state (risk shown, risk not shown, cannot
     tell) and holds every plausibility finding, each marked as what it does: makes the
@@ -492,6 +496,22 @@ def write_html_report(
         "scale (linear near zero, logarithmic in the tails) for scores spanning orders "
         "of magnitude, or the scores' rank among all candidates.</p>"
     )
+    if slice_section is not None:
+        lines_s, table_s, figure_s = slice_section
+        parts.append(
+            "<h2>Which groups leak more (slices)</h2><ul>"
+            + "".join(f"<li>{esc(line)}</li>" for line in lines_s)
+            + "</ul><div class='wide'>"
+            + table_html(table_s, css_class="fit")
+            + "</div>"
+            + png_img(_png(figure_s), "Per-slice TPR and delivered FPR")
+            + "<p class='note'>Each slice as the attack was fitted (its threshold set from "
+            "all public records): members flagged and the FPR delivered to the slice's "
+            "non-members; then the TPR at a threshold calibrated on the slice's own public "
+            "records to the attack's FPR ('not resolvable' where the slice has too few). A "
+            "group is named more exposed only when the disparity test, corrected for the "
+            "number of slices, says so.</p>"
+        )
     if epsilon is not None:
         persons = getattr(result, "unit", "record") == "person"
         parts.append(

@@ -24,6 +24,7 @@ __all__ = [
     "RiskLimit",
     "check_auc",
     "check_epsilon",
+    "check_slice_tpr",
     "check_tpr",
     "parse_limits",
 ]
@@ -35,8 +36,10 @@ _TOL = 1e-9
 
 @dataclass(frozen=True)
 class RiskLimit:
-    """One limit of the gate: ``metric`` (``"tpr"``, ``"auc"`` or ``"epsilon"``) at most
-    ``limit``; ``fpr`` is the FPR of a ``"tpr"`` limit."""
+    """One limit of the gate: ``metric`` (``"tpr"``, ``"slice_tpr"``, ``"auc"`` or
+    ``"epsilon"``) at most ``limit``; ``fpr`` is the FPR of a ``"tpr"`` or ``"slice_tpr"``
+    limit (``slice:tpr@0.01=0.1``: the worst slice's TPR at a threshold calibrated on that
+    slice's own public records)."""
 
     metric: str
     limit: float
@@ -44,8 +47,10 @@ class RiskLimit:
 
     @property
     def name(self) -> str:
-        """``tpr@0.01``, ``auc`` or ``epsilon``."""
-        return f"tpr@{self.fpr:g}" if self.metric == "tpr" else self.metric
+        """``tpr@0.01``, ``slice:tpr@0.01``, ``auc`` or ``epsilon``."""
+        if self.metric == "tpr":
+            return f"tpr@{self.fpr:g}"
+        return f"slice:tpr@{self.fpr:g}" if self.metric == "slice_tpr" else self.metric
 
     def __str__(self) -> str:
         """The limit as written on the command line, e.g. ``tpr@0.01=0.05``."""
@@ -53,7 +58,7 @@ class RiskLimit:
 
     @classmethod
     def parse(cls, text: str) -> RiskLimit:
-        """``tpr@0.01=0.05``, ``auc=0.6`` or ``epsilon=4``.
+        """``tpr@0.01=0.05``, ``slice:tpr@0.01=0.1``, ``auc=0.6`` or ``epsilon=4``.
 
         Raises
         ------
@@ -70,16 +75,19 @@ class RiskLimit:
             limit = float(value)
         except ValueError:
             raise ValueError(f"{text!r}: the limit {value.strip()!r} is not a number") from None
-        if key.startswith("tpr@"):
+        sliced = key.startswith("slice:")
+        if sliced and not key.startswith("slice:tpr@"):
+            raise ValueError(f"{text!r}: a slice limit is slice:tpr@<fpr>, e.g. slice:tpr@0.01=0.1")
+        if key.startswith(("tpr@", "slice:tpr@")):
             try:
-                fpr = float(key[4:])
+                fpr = float(key.split("@", 1)[1])
             except ValueError:
                 raise ValueError(f"{text!r}: the FPR in {key!r} is not a number") from None
             if not 0.0 < fpr < 1.0:
                 raise ValueError(f"{text!r}: the FPR must be in (0, 1), got {fpr:g}")
             if not 0.0 <= limit < 1.0:
                 raise ValueError(f"{text!r}: a TPR limit must be in [0, 1), got {limit:g}")
-            return cls("tpr", limit, fpr)
+            return cls("slice_tpr" if sliced else "tpr", limit, fpr)
         if key == "auc":
             if not 0.0 <= limit < 1.0:
                 raise ValueError(f"{text!r}: an AUC limit must be in [0, 1), got {limit:g}")
@@ -89,7 +97,8 @@ class RiskLimit:
                 raise ValueError(f"{text!r}: an epsilon limit must be >= 0, got {limit:g}")
             return cls("epsilon", limit)
         raise ValueError(
-            f"{text!r}: unknown metric {key!r}; use tpr@<fpr> (e.g. tpr@0.01), auc or epsilon"
+            f"{text!r}: unknown metric {key!r}; use tpr@<fpr> (e.g. tpr@0.01), "
+            "slice:tpr@<fpr>, auc or epsilon"
         )
 
 
@@ -289,6 +298,69 @@ def check_tpr(
         )
 
     return _decide(limit, rows, describe)
+
+
+def check_slice_tpr(table: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
+    """A ``slice:tpr@<fpr>`` limit: the worst slice's TPR at a threshold calibrated on that
+    slice's own public records to the limit's FPR (``tpr_cal`` of the slice table of
+    :func:`tabmia.slices.slice_report`, Clopper-Pearson intervals).
+
+    Above: some slice's lower bound is over the limit. Below: every slice of every
+    attack could be calibrated at the FPR and its upper bound is at or under the limit.
+    A slice too small to calibrate at that FPR ("not resolvable") leaves the limit
+    unresolved: its TPR at that FPR is unknown, and the worst slice may be that one."""
+    assert limit.fpr is not None  # a slice:tpr@<fpr> limit names its FPR
+    alpha, cap = float(limit.fpr), limit.limit
+    need = {"attack", "slice", "calibration", "fpr_target", "tpr_cal", "tpr_cal_low"}
+    if not need <= set(table.columns):
+        raise ValueError("the slice table lacks the per-slice calibrated rates (tpr_cal)")
+    rows = table[table["slice"].astype(str) != "overall"].copy()
+    aimed = np.isclose(pd.to_numeric(rows["fpr_target"], errors="coerce"), alpha)
+    resolved = (rows["calibration"] == "resolvable").to_numpy() & aimed
+    rows.index = (
+        rows["attack"].astype(str)
+        + " / "
+        + rows["slicing"].astype(str).str.replace("slice:", "", regex=False)
+        + "="
+        + rows["slice"].astype(str)
+    )
+    frame = pd.DataFrame(
+        {
+            "value": pd.to_numeric(rows["tpr_cal"], errors="coerce"),
+            "low": pd.to_numeric(rows["tpr_cal_low"], errors="coerce").fillna(0.0),
+            "high": pd.to_numeric(rows["tpr_cal_high"], errors="coerce").fillna(1.0),
+            "resolved": resolved,
+            "n_members": rows["n_members"].to_numpy(),
+            "n_calibration": rows["n_calibration"].to_numpy(),
+        },
+        index=rows.index,
+    )
+    frame["outcome"] = np.where(
+        resolved & (frame["low"] > cap),
+        "above",
+        np.where(resolved & (frame["high"] <= cap), "below", "unresolved"),
+    )
+
+    def describe(name: str, r: pd.Series, outcome: str) -> str:
+        where = f"slice {name}"
+        if not r["resolved"]:
+            return (
+                f"{where}: its {int(r['n_calibration'])} public records cannot calibrate a "
+                f"threshold at FPR {alpha:g}, so its TPR there is unknown (more public records "
+                "of the slice, or a larger FPR)"
+            )
+        rate = (
+            f"TPR {_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}] of its "
+            f"{int(r['n_members'])} members at a threshold calibrated on the slice's own public "
+            f"records to FPR {alpha:g}"
+        )
+        if outcome == "above":
+            return f"{where}: {rate}; its lower bound is over {cap:g}"
+        if outcome == "below":
+            return f"every slice's upper bound is at or under {cap:g}; the highest, {where}: {rate}"
+        return f"{where}: {rate}; the interval contains {cap:g}"
+
+    return _decide(limit, frame, describe)
 
 
 def check_auc(metrics: pd.DataFrame, limit: RiskLimit) -> LimitCheck:

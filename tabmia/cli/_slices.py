@@ -1,0 +1,80 @@
+"""``tabmia audit --slice-by``: which groups leak more (:mod:`tabmia.slices`).
+
+``--slice-by sex,race,age*sex`` names slicings: each column on its own, ``*`` joins
+columns into their intersection (combinations below the minimum support merged into
+"other", said). A built-in data set that has known sensitive columns is sliced by them
+by default (:data:`DEFAULT_SLICES`); ``--slice-by none`` turns that off. Slice columns stay
+model inputs where they are (unlike a person column): they only label the records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from typing import Any
+
+import pandas as pd
+
+from tabmia.cli._inputs import UsageError
+
+__all__ = ["DEFAULT_SLICES", "slice_specs", "slice_frame_of", "slices_report"]
+
+#: Slicings of the built-in credit and health data sets (issue 40): who a regulator asks
+#: about. Adult: sex, race; COMPAS: race, sex; diabetes130: race, age; German credit: age,
+#: personal status and sex (one column there).
+DEFAULT_SLICES: dict[str, tuple[str, ...]] = {
+    "adult": ("sex", "race"),
+    "compas": ("race", "sex"),
+    "diabetes130": ("race", "age"),
+    "german_credit": ("age", "personal_status"),
+}
+
+
+def slice_specs(args: argparse.Namespace, dataset: str | None = None) -> list[tuple[str, ...]]:
+    """The slicings asked for: ``--slice-by``, else the data set's defaults, else none."""
+    text = getattr(args, "slice_by", None)
+    if text is None:
+        return [(c,) for c in DEFAULT_SLICES.get(dataset or "", ())]
+    if text.strip().lower() == "none":
+        return []
+    specs = [tuple(c.strip() for c in part.split("*")) for part in text.split(",")]
+    if any(not all(spec) for spec in specs):
+        raise UsageError(f"--slice-by {text!r}: expected COL[,COL...] (COL*COL: intersection)")
+    return specs
+
+
+def slice_frame_of(X: Any, specs: list[tuple[str, ...]], what: str) -> pd.DataFrame | None:
+    """Slice labels of ``X``'s records, one column per slicing (None without slicings);
+    numeric columns banded and rare values merged, each said as a ``tabmia: note:``."""
+    if not specs:
+        return None
+    from tabmia.exceptions import RunNote
+    from tabmia.slices import slice_labels
+
+    if not isinstance(X, pd.DataFrame):
+        raise UsageError(f"--slice-by needs named columns; {what} has none")
+    labels = {}
+    for spec in specs:
+        missing = [c for c in spec if c not in X.columns]
+        if missing:
+            raise UsageError(f"--slice-by {'*'.join(spec)}: {what} has no column {missing[0]!r}")
+        try:
+            made = slice_labels(X[list(spec)], list(spec))
+        except ValueError as exc:
+            raise UsageError(f"--slice-by {'*'.join(spec)}: {exc}") from exc
+        labels[made.name] = made.labels.to_numpy()
+        for note in made.notes:
+            warnings.warn(f"slices: {note}", RunNote, stacklevel=2)
+    return pd.DataFrame(labels)
+
+
+def slices_report(args: argparse.Namespace, result: Any) -> Any:
+    """The slice report of ``result`` (its ``slice:`` columns), or None without them."""
+    if not any(str(c).startswith("slice:") for c in result.scores.columns):
+        return None
+    from tabmia.slices import slice_report
+
+    try:
+        return slice_report(result, random_state=args.random_state)
+    except ValueError as exc:
+        raise UsageError(f"--slice-by: {str(exc).splitlines()[0]}") from exc
