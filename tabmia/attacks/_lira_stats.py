@@ -94,7 +94,9 @@ def clip_grid(p_true: np.ndarray | None) -> tuple[list[float], bool]:
             return [], False
         positive = gap[gap > 0]
         delta = float(positive.min()) if positive.size else 0.5
-        lo, with_none = min(0.5 * delta, CLIP_GRID_MAX), False
+        # at least the smallest normal float: half a subnormal gap (a DP model's 1e-320)
+        # would be 0 and the number of doublings infinite
+        lo, with_none = min(max(0.5 * delta, np.finfo(np.float64).tiny), CLIP_GRID_MAX), False
     n_doublings = int(np.floor(np.log2(CLIP_GRID_MAX / lo) + 1e-9))
     hi = lo * 2.0**n_doublings
     return [float(e) for e in np.geomspace(lo, hi, min(n_doublings + 1, _MAX_CLIP_GRID))], with_none

@@ -186,6 +186,16 @@ def build_parser() -> argparse.ArgumentParser:
         "record, adjusted for the number of records; stouffer: a p-value combination; "
         "mean: the mean score)",
     )
+    persons.add_argument(
+        "--slice-by",
+        default=None,
+        metavar="COL[,COL...]",
+        help="groups to compare (which leak more): each column a slicing, COL*COL their "
+        "intersection (combinations too small merged into 'other', said); numeric columns "
+        "cut into named bands. Default for the built-in credit and health data sets: adult "
+        "sex,race; compas race,sex; diabetes130 race,age; german_credit age,personal_status. "
+        "'none' turns slices off",
+    )
     attacks = audit.add_argument_group("attacks and reporting")
     attacks.add_argument(
         "--attacks",
@@ -320,6 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tabmia.cli.benchmark import add_benchmark_parser
 
     add_benchmark_parser(sub)
+    from tabmia.cli.whatif import add_whatif_parser
+
+    add_whatif_parser(sub)
     from tabmia.cli.dpaudit import add_dpaudit_parser
 
     add_dpaudit_parser(sub)
@@ -417,6 +430,10 @@ def main(argv: list[str] | None = None) -> int:
                 from tabmia.cli.dpaudit import run_dpaudit_command
 
                 return run_dpaudit_command(args)
+            if args.command == "whatif":
+                from tabmia.cli.whatif import run_whatif_command
+
+                return run_whatif_command(args)
     except UsageError as exc:
         print(f"tabmia: error: {exc}", file=sys.stderr)
         return 2
