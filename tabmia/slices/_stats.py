@@ -306,7 +306,8 @@ def roc_null_test(
 
     d_obs = differences(x, k - x)
     d_null = differences(X1, X0)
-    sd = np.nanstd(d_null, axis=0)
+    sd = np.full(J, np.nan)
+    sd[tested] = np.std(d_null[:, tested], axis=0)  # the untested slices have no draws
     ok = tested & (sd > 0) & np.isfinite(d_obs)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(ok, d_obs / np.where(sd > 0, sd, 1.0), np.nan)
