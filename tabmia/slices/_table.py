@@ -136,6 +136,32 @@ def _alphas(scores: pd.DataFrame, fpr: Any, metrics: pd.DataFrame | None) -> dic
 
 
 # --------------------------------------------------------------- computation
+#: FPRs the null ROC curve is read at: fine near the small FPRs an audit aims at.
+_ROC_GRID = np.unique(np.r_[0.0, np.geomspace(1e-5, 1.0, 600), np.linspace(0.0, 1.0, 201)])
+
+
+def _null_roc(
+    member: np.ndarray, score: np.ndarray, labels: np.ndarray, in_repeat: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ROC curve every slice shares under the null: the slices' own empirical curves,
+    averaged with their candidates' weights. Pooling the candidates of slices whose scores
+    lie at different places would give a mixture's curve, lower than any slice's own."""
+    rows = np.asarray(in_repeat, bool)
+    tpr_sum, weight = np.zeros(_ROC_GRID.size), 0.0
+    for lab in pd.unique(labels[rows]):  # a loop over slices
+        sel = rows & (labels == lab)
+        m = member[sel]
+        if m.all() or not m.any():
+            continue
+        fpr, tpr, _ = roc_curve(m, score[sel], drop_intermediate=False)
+        tpr_sum += sel.sum() * np.interp(_ROC_GRID, fpr, tpr)
+        weight += sel.sum()
+    if weight == 0:
+        fpr, tpr, _ = roc_curve(member[rows], score[rows], drop_intermediate=False)
+        return fpr, tpr
+    return _ROC_GRID, tpr_sum / weight
+
+
 def _common_size(sizes: list[int], alpha: float) -> int:
     """The calibration count every slice of a repeat is cut to: the largest ``n`` with
     ``alpha (n + 1)`` whole that the smallest slice resolving ``alpha`` still holds."""
@@ -262,11 +288,7 @@ def _attack_slicing(
             slices,
             calibrated,
             dict(status.get("__common__", {})),
-            {
-                r: roc_curve(member[rows], score[rows], drop_intermediate=False)[:2]
-                for r in repeats
-                for rows in [(df["repeat"] == r).to_numpy()]
-            },
+            {r: _null_roc(member, score, labels.to_numpy(), df["repeat"] == r) for r in repeats},
             n_permutations,
             rng,
         )
