@@ -50,6 +50,10 @@ def evaluate_cli_gate(args: argparse.Namespace, result: Any, slices: Any = None)
     limits = getattr(args, "fail_above", ())
     if not limits:
         return None
+    if slices is None and any(lim.metric == "slice_tpr" for lim in limits):
+        raise UsageError(
+            "--fail-above slice:tpr@...: the audit has no slices to limit (--slice-by COL)"
+        )
     return evaluate_gate(
         result,
         limits,

@@ -43,9 +43,15 @@ def slice_specs(args: argparse.Namespace, dataset: str | None = None) -> list[tu
     return specs
 
 
-def slice_frame_of(X: Any, specs: list[tuple[str, ...]], what: str) -> pd.DataFrame | None:
+def slice_frame_of(
+    X: Any, specs: list[tuple[str, ...]], what: str, *, fill_missing: bool = False
+) -> pd.DataFrame | None:
     """Slice labels of ``X``'s records, one column per slicing (None without slicings);
-    numeric columns banded and rare values merged, each said as a ``tabmia: note:``."""
+    numeric columns banded and rare values merged, each said as a ``tabmia: note:``.
+
+    With ``fill_missing`` (a built-in data set's default slices, not the user's), a
+    category column's missing values are the label "missing", said; otherwise they are
+    an error naming the column."""
     if not specs:
         return None
     from tabmia.exceptions import RunNote
@@ -58,8 +64,27 @@ def slice_frame_of(X: Any, specs: list[tuple[str, ...]], what: str) -> pd.DataFr
         missing = [c for c in spec if c not in X.columns]
         if missing:
             raise UsageError(f"--slice-by {'*'.join(spec)}: {what} has no column {missing[0]!r}")
+        columns = X[list(spec)]
+        if fill_missing:
+            gaps = {
+                c: int(n)
+                for c, n in columns.isna().sum().items()
+                if n and not pd.api.types.is_numeric_dtype(columns[c])
+            }
+            if gaps:
+                columns = columns.astype(dict.fromkeys(gaps, object))
+                columns = columns.fillna(dict.fromkeys(gaps, "missing"))
+                warnings.warn(
+                    "slices: "
+                    + "; ".join(
+                        f"{c}: {n} records without a value labelled 'missing'"
+                        for c, n in gaps.items()
+                    ),
+                    RunNote,
+                    stacklevel=2,
+                )
         try:
-            made = slice_labels(X[list(spec)], list(spec))
+            made = slice_labels(columns, list(spec))
         except ValueError as exc:
             raise UsageError(f"--slice-by {'*'.join(spec)}: {exc}") from exc
         labels[made.name] = made.labels.to_numpy()

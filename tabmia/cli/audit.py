@@ -129,7 +129,12 @@ def _built_in_game(
     attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
     if groups is not None:
         check_person_attacks(attacks)
-    slices = slice_frame_of(X, slice_specs(args, args.dataset), args.dataset)
+    slices = slice_frame_of(
+        X,
+        slice_specs(args, args.dataset),
+        args.dataset,
+        fill_missing=getattr(args, "slice_by", None) is None,
+    )
     check_model_counts(args, attacks, len(sizes.public))
     _join_cluster(args, cluster)
     experiment = MembershipExperiment(

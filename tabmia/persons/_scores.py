@@ -199,12 +199,10 @@ def _first_per_code(codes: np.ndarray, n: int) -> np.ndarray:
 
 
 def _constant_slices(frame: pd.DataFrame) -> list[str]:
-    """The ``slice:*`` columns constant within each (repeat, person): a person's slice."""
-    cols = [c for c in frame.columns if isinstance(c, str) and c.startswith("slice:")]
-    if not cols:
-        return []
-    varying = frame.groupby(["repeat", "person"], sort=False)[cols].nunique(dropna=False)
-    return [c for c in cols if int(varying[c].max()) <= 1]
+    """The ``slice:*`` columns, each a person's slice: the label of the person's first
+    record, also where their records carry several (an age band crossed between two
+    encounters), so that slices of persons exist whenever slices of records do."""
+    return [c for c in frame.columns if isinstance(c, str) and c.startswith("slice:")]
 
 
 def _person_frame(
