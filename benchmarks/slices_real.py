@@ -218,8 +218,9 @@ def _control_md(ctrl: dict[str, Any]) -> list[str]:
         f"({', '.join(map(str, ctrl['public_per_slice']))}; candidates twice as many, half "
         f"members), {ctrl['repeats']} repeats pooled, {ctrl['permutations']} permutations, FPR "
         f"{FPR:g}. A conformal threshold from n public records delivers FPR "
-        "floor((n+1)α)/(n+1) on average, less than α for small n, and at a lower FPR the "
-        "same ROC curve gives a lower TPR, more than the FPR subtracted from it.",
+        "floor((n+1)α)/(n+1) on average, less than α for small n, and scatters the more the "
+        "fewer they are; tabmia.slices calibrates every slice on one common count and draws "
+        "the thresholds in its null, so that neither passes for a disparity.",
         "",
         "| leak (sd) | runs alarming [95%] | slices named (runs) | mean calibrated FPR by "
         "slice | mean calibrated TPR by slice |",
@@ -232,8 +233,8 @@ def _control_md(ctrl: dict[str, Any]) -> list[str]:
         tpr = " / ".join(f"{r['tpr_cal'][s]:.3f}" for s in slices)
         out.append(f"| {r['leak']:g} | {r['alarms']}/{r['runs']} = {r['alarms'] / r['runs']:.0%} "
                    f"[{lo:.0%}, {hi:.0%}] | {named} | {fpr} | {tpr} |")
-    out += ["", "With no leak the test keeps its level; with a leak that is the same everywhere "
-            "it names the slice with the most public records."]
+    out += ["", "A run alarms when the test names any slice; at level 5% it may in 5% of "
+            "the runs, with a leak or without one, and no slice size should be favoured."]
     return out
 
 
@@ -405,14 +406,12 @@ def markdown(payload: dict[str, Any]) -> str:
                  for ds_name, d in payload["datasets"].items()
                  for target, cell in d["targets"].items()
                  for r_ in cell["outcomes"] for h in r_["named"]]
-        out += ["", f"Caveat (control below): with the *same* leak in every slice, the test names "
-                f"the slice with the most public records in {r[top]['alarms']}/{r[top]['runs']} "
-                f"simulated runs (leak {top:g} sd; no leak: {r[0.0]['alarms']}/{r[0.0]['runs']}): "
-                "a slice's calibrated threshold delivers an FPR nearer α the more public records "
-                "it has. By public records, among the slices compared, the named slices rank: "
+        out += ["", f"Control (below): with the *same* leak in every slice, the test named a "
+                f"slice in {r[top]['alarms']}/{r[top]['runs']} simulated runs (leak {top:g} "
+                f"sd; no leak: {r[0.0]['alarms']}/{r[0.0]['runs']}). By public records, among "
+                "the slices compared, the named slices rank: "
                 + ("; ".join(ranks) if ranks else "none named")
-                + ". A named slice that is also the largest may owe part or all of its "
-                "difference to its size."]
+                + "."]
     crossing = _crossing(payload)
     if crossing:
         out += ["", "The permutation test names a slice; the difference's interval (MOVER-Wilson, "
