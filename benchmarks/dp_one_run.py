@@ -203,8 +203,8 @@ def model_specs(n_features: int, quick: bool) -> list[tuple[str, float | None, f
     mlp = {"hidden": 32, "epochs": 3} if quick else {"hidden": 256, "epochs": 40}
     norm = math.sqrt(n_features)  # every encoded feature is in [0, 1]
     specs: list[tuple[str, float | None, float, Any]] = []
-    try:
-        from diffprivlib.models import LogisticRegression as DPLogisticRegression
+    try:  # diffprivlib 0.6.6 with tabmia's shim for scikit-learn >= 1.8 (tabmia.whatif)
+        from tabmia.whatif._diffprivlib import LogisticRegression as DPLogisticRegression
     except ImportError:
         DPLogisticRegression = None
     try:

@@ -253,8 +253,18 @@ def test_german_credit_example_setup_raises_no_plausibility_finding(shared_data)
 def test_precomputed_example_setup_raises_no_plausibility_finding():
     from tabmia.target import PrecomputedProbabilities, TargetModel
 
-    X_tr, y_tr, p_tr, X_pop, y_pop, p_pop = _example(
-        "audit_precomputed_probabilities").the_other_teams_numbers()
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    # the example's set-up (examples/audit_precomputed_probabilities.py), without its audit
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    order = np.random.RandomState(1).permutation(len(X))
+    train, population = order[:150], order[150:]
+    their_model = ExtraTreesClassifier(n_estimators=50, random_state=0)
+    their_model.fit(X.iloc[train], y.iloc[train])
+    X_tr, y_tr = X.iloc[train], y.iloc[train]
+    X_pop, y_pop = X.iloc[population], y.iloc[population]
+    p_tr, p_pop = their_model.predict_proba(X_tr), their_model.predict_proba(X_pop)
     target = TargetModel(PrecomputedProbabilities(pd.concat([X_tr, X_pop]),
                                                   np.vstack([p_tr, p_pop])), classes=[0, 1])
     assert check_inputs(target, X_tr, y_tr, X_pop, y_pop) == []
