@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             pooled.to_markdown().replace("## What-if: candidate fixes re-audited", "").strip(),
             "",
-            f"![frontier]({png.name})",
+            f"Frontier figure: `{png.name}` (shown below on the site).",
             "",
         ]
         if "cost" in entry:

@@ -2,8 +2,10 @@
 
 The results are written by the benchmark scripts and committed beside them; the site shows
 them as they are. Before Sphinx reads the sources, this writes a stub page per result
-under ``docs/benchmarks/results/`` that includes the file and shows its ROC figures
-(``<name>_roc_*.png``), so a new result gets its page without editing the docs.
+under ``docs/benchmarks/results/`` that includes the file and shows its figures
+(``<name>_*.png``: ROC curves, frontiers), so a new result gets its page without editing
+the docs. The result files name their figures in text, not as markdown images: an image
+path in an included file would resolve against the stub's folder.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ def result_names(results: Path = RESULTS) -> list[str]:
 def _stub(name: str, out: Path) -> str:
     rel = Path("..", "..", "..", "benchmarks", "results")  # from docs/benchmarks/results/
     lines = [f"```{{include}} {rel / (name + '.md')}", "```", ""]
-    figures = sorted(RESULTS.glob(f"{name}_roc_*.png"))
+    figures = sorted(RESULTS.glob(f"{name}_*.png"))
     if figures:
-        lines += ["## ROC curves", ""]
+        lines += ["## Figures", ""]
         for fig in figures:
             lines += [f"```{{image}} {rel / fig.name}", f":alt: {fig.stem}", ":width: 80%",
                       "```", ""]
