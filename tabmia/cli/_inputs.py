@@ -6,6 +6,7 @@ prints it as one ``tabmia: error:`` line and exits with status 2.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import inspect
 import os
@@ -77,6 +78,35 @@ def missing_data_line(exc: BaseException) -> str:
         if line.startswith(("Place ", "Download"))
     ]
     return "; ".join([lines[0], *hints])
+
+
+#: Endings of a --data value that is a file, not a data set's name.
+DATA_FILE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".gz")
+
+
+def read_data_flag(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """``--data``: a file (with ``--label``) or a data set's name, as ``(X, y, bunch)``;
+    ``bunch`` is the loader's result for a named data set (None for a file). One
+    ``tabmia: error:`` line for a file without ``--label``, a missing data file (with the
+    loader's hints) or an unknown name."""
+    import numpy as np
+
+    path = Path(args.data)
+    if path.is_file() or path.suffix.lower() in DATA_FILE_SUFFIXES or path.is_dir():
+        if args.label is None:
+            raise UsageError(f"--data {args.data}: a file needs --label (its label column)")
+        df = read_table(path, "--data", encoding=args.encoding, sep=args.sep)
+        X, y = split_label(df, args.label, "--data")
+        return X, np.asarray(y), None
+    from tabmia.datasets import DataNotFoundError, load_dataset
+
+    try:
+        bunch = load_dataset(args.data)
+    except DataNotFoundError as exc:
+        raise UsageError(f"--data {args.data}: {missing_data_line(exc)}") from exc
+    except (ValueError, KeyError) as exc:
+        raise UsageError(f"--data {args.data}: {first_line(exc)}") from exc
+    return bunch.data, np.asarray(bunch.target), bunch
 
 
 # ------------------------------------------------------------------ content

@@ -25,14 +25,10 @@ from tabmia.cli._inputs import (
     UsageError,
     check_out_folder,
     first_line,
-    missing_data_line,
-    read_table,
-    split_label,
+    read_data_flag,
 )
 
 __all__ = ["add_dpaudit_parser", "run_dpaudit_command"]
-
-_FILE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".gz")
 
 
 def _guesses(text: str) -> str | tuple[int, int]:
@@ -166,22 +162,7 @@ def _load_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
 
     from tabmia.target import n_rows, take_rows
 
-    path = Path(args.data)
-    if path.is_file() or path.suffix.lower() in _FILE_SUFFIXES or path.is_dir():
-        if args.label is None:
-            raise UsageError(f"--data {args.data}: a file needs --label (its label column)")
-        df = read_table(path, "--data", encoding=args.encoding, sep=args.sep)
-        X, y = split_label(df, args.label, "--data")
-    else:
-        from tabmia.datasets import DataNotFoundError, load_dataset
-
-        try:
-            bunch = load_dataset(args.data)
-        except DataNotFoundError as exc:
-            raise UsageError(f"--data {args.data}: {missing_data_line(exc)}") from exc
-        except (ValueError, KeyError) as exc:
-            raise UsageError(f"--data {args.data}: {first_line(exc)}") from exc
-        X, y = bunch.data, np.asarray(bunch.target)
+    X, y, _ = read_data_flag(args)
     if args.max_records is not None and n_rows(X) > args.max_records:
         rng = np.random.RandomState(args.seed)
         index = np.sort(rng.choice(n_rows(X), args.max_records, replace=False))

@@ -30,9 +30,7 @@ from tabmia.cli._inputs import (
     UsageError,
     check_out_folder,
     first_line,
-    missing_data_line,
-    read_table,
-    split_label,
+    read_data_flag,
 )
 
 __all__ = ["add_whatif_parser", "parse_variant", "run_whatif_command"]
@@ -193,24 +191,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any, str]:
 
     from tabmia.experiment import subsample, subsample_persons
 
-    path = Path(args.data)
-    groups = None
-    if path.is_file() or path.suffix.lower() in (".csv", ".tsv", ".parquet", ".pq", ".gz"):
-        if args.label is None:
-            raise UsageError(f"--data {args.data}: a file needs --label (its label column)")
-        df = read_table(path, "--data", encoding=args.encoding, sep=args.sep)
-        X, y = split_label(df, args.label, "--data")
-    else:
-        from tabmia.datasets import DataNotFoundError, load_dataset
-
-        try:
-            bunch = load_dataset(args.data)
-        except DataNotFoundError as exc:
-            raise UsageError(f"--data {args.data}: {missing_data_line(exc)}") from exc
-        except (ValueError, KeyError) as exc:
-            raise UsageError(f"--data {args.data}: {first_line(exc)}") from exc
-        X, y = bunch.data, np.asarray(bunch.target)
-        groups = None if args.no_groups else bunch.get("groups")
+    X, y, bunch = read_data_flag(args)
+    groups = None if bunch is None or args.no_groups else bunch.get("groups")
     y = np.asarray(y)
     if groups is None:
         X, y = subsample(X, y, args.max_records, args.seed)
