@@ -351,8 +351,8 @@ def check_slice_tpr(table: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
             )
         rate = (
             f"TPR {_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}] of its "
-            f"{int(r['n_members'])} members at a threshold calibrated on the slice's own public "
-            f"records to FPR {alpha:g}"
+            f"{int(r['n_members'])} members (training records) at a threshold calibrated on "
+            f"the slice's own public records to FPR {alpha:g}"
         )
         if outcome == "above":
             return f"{where}: {rate}; its lower bound is over {cap:g}"
