@@ -33,7 +33,8 @@ from tabmia.whatif import (
     retrain,
     whatif,
 )
-from tabmia.whatif.frontier import _weighted_auc, pareto_front, utility_values
+from tabmia.whatif.frontier import pareto_front
+from tabmia.whatif.paired import _weighted_auc, utility_values
 from tabmia.whatif.variants import preset_variants, with_params
 
 FPR = 0.05
@@ -150,17 +151,45 @@ def test_shadows_of_a_hardened_target_see_hardened_outputs():
         assert np.allclose(p * 10, np.round(p * 10))
 
 
-def test_hardenings_share_their_shadows_inner_fits_and_scores_equal_retraining(run):
+def test_hardenings_reuse_the_originals_shadows_and_scores_equal_retraining(run):
     result = run["result"]
-    r2, r1 = result.runs_of("round2")[0], result.runs_of("round1")[0]
-    assert r2.models_trained == 4 and r1.models_trained == 0 and r1.models_used == 4
+    orig, r2, r1 = (result.runs_of(v)[0] for v in ("original", "round2", "round1"))
+    assert orig.models_trained == 4 == orig.models_used
+    assert r2.models_trained == 0 and r1.models_trained == 0 and r1.models_used == 4
+    assert any("4 of its 4 shadow models are the original's" in n for n in r1.notes)
     X_tr, y_tr, X_pop, y_pop = run["data"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         alone = whatif(run["target"], X_tr, y_tr, X_pop, y_pop, _attacks(),
-                       variants=[harden(round=1)], limit=LIMIT, random_state=3, share_fits=False,
-                       n_bootstrap=50)
+                       variants=[harden(round=1)], limit=LIMIT, random_state=3,
+                       share_shadows=False, n_bootstrap=50)
+    assert alone.runs_of("round1")[0].models_trained == 4  # trained its own
     pd.testing.assert_frame_equal(alone.runs_of("round1")[0].scores, r1.scores)
+
+
+def test_population_of_a_hardened_recipe_is_the_inner_population_rescored(tmp_path):
+    from tabmia.shadow import ShadowPopulation
+    from tabmia.shadow._training import _statistic_row
+
+    def logistic():  # probabilities that rounding to one decimal changes
+        return Pipeline([("scale", StandardScaler()), ("lr", LogisticRegression())])
+
+    X, y, *_ = _data()
+    settings = dict(n_models=4, statistic="logit", random_state=5, cache_dir=tmp_path)
+    raw = ShadowPopulation(logistic(), **settings).fit(X, y)
+    hard = ShadowPopulation(HardenedOutput(logistic(), round=1), **settings).fit(X, y)
+    assert raw.n_trained_ == 4 and hard.n_trained_ == 0  # the raw population's models
+    assert isinstance(hard.estimator_, HardenedOutput)
+    for inner, model, row in zip(raw.models_, hard.models_, hard.statistics_):
+        assert model.round == 1  # the inner model loaded from the raw population's cache
+        assert np.array_equal(model.estimator.predict_proba(X), inner.predict_proba(X))
+        assert np.array_equal(row, _statistic_row(model, X, y, np.array([0, 1]), "logit"))
+    # trained afresh (another folder): the same inner models and the same statistics
+    fresh = ShadowPopulation(HardenedOutput(logistic(), round=1),
+                             **{**settings, "cache_dir": tmp_path / "other"}).fit(X, y)
+    assert fresh.n_trained_ == 4
+    assert np.array_equal(fresh.statistics_, hard.statistics_)
+    assert not np.array_equal(raw.statistics_, hard.statistics_)  # rounding shows
 
 
 def test_label_only_variant_is_audited_with_label_attacks_and_says_so(run):

@@ -47,6 +47,18 @@ from tabmia.target import TargetModel, encode_labels, n_rows
 __all__ = ["ShadowPopulation", "draw_in_masks"]
 
 
+def _output_wrapper(recipe: Any) -> Any:
+    """The recipe when it shows another model's outputs changed (``wrap_fitted``), else None.
+
+    Such a meta-estimator (:class:`tabmia.whatif.HardenedOutput`) trains nothing of its
+    own: its shadows are its inner recipe's models, trained (or loaded from the cache)
+    exactly as that recipe's, and scored through the wrapper.
+    """
+    if callable(getattr(recipe, "wrap_fitted", None)) and hasattr(recipe, "estimator"):
+        return recipe
+    return None
+
+
 def _batched_mlp(recipe: Any) -> Any:
     """The TorchMLPClassifier that a recipe trains batched (alone or ending a Pipeline)."""
     from sklearn.pipeline import Pipeline
@@ -94,7 +106,12 @@ class ShadowPopulation(BaseEstimator):
         labels, as one-hot probabilities (for the label-only attacks). Cloned per
         model, with every ``random_state`` (and CatBoost ``random_seed``) set to the
         model's seed. A ``FrozenEstimator`` or
-        the target itself is refused (its clone would be the target).
+        the target itself is refused (its clone would be the target). A wrapper that
+        only changes what its inner model shows (a ``wrap_fitted`` method and an
+        ``estimator``: :class:`tabmia.whatif.HardenedOutput`) trains its inner recipe's
+        population, exactly as that recipe would (the cache is the inner recipe's: one
+        filled by a population of the unwrapped recipe serves it), and scores each model
+        through the wrapper.
     n_models : int, default=16
         Number of models. Even (a multiple of the block size of ``pkeep``) for exact
         balance.
@@ -286,6 +303,11 @@ class ShadowPopulation(BaseEstimator):
         y_idx = encode_labels(y_arr, classes, name="y")
         target = self.target.model if isinstance(self.target, TargetModel) else self.target
         recipe = clone_recipe(self.estimator, name="shadow_estimator", target=target)
+        wrapper = _output_wrapper(recipe)
+        if wrapper is not None:
+            recipe = clone_recipe(wrapper.estimator, name="shadow_estimator", target=target)
+        # a wrapper's shadows are re-scored from the inner models: they are needed
+        keep = bool(self.keep_models) or wrapper is not None
         if str(self.device) != "auto":
             set_device(recipe, self.device, n_rows=int(round(n * self.pkeep)))
         mlp = _batched_mlp(recipe)
@@ -335,7 +357,7 @@ class ShadowPopulation(BaseEstimator):
         done = np.zeros(K, dtype=bool)
         if cache is not None:
             for k in range(K):  # a loop over models
-                hit = cache.load(k, int(seeds[k]), hashes[k], n, bool(self.keep_models))
+                hit = cache.load(k, int(seeds[k]), hashes[k], n, keep)
                 if hit is not None:
                     statistics[k], models[k] = hit
                     done[k] = True
@@ -346,7 +368,7 @@ class ShadowPopulation(BaseEstimator):
             from tabmia._device import resolve_device
 
             self.device_ = resolve_device(mlp.device)
-            plan, tasks = self._mlp_tasks(recipe, mlp, todo, seeds, masks, X, y_idx, classes)
+            plan, tasks = self._mlp_tasks(recipe, mlp, todo, seeds, masks, X, y_idx, classes, keep)
         else:
             plan = plan_jobs(recipe, self.n_jobs, todo.size)
             tasks = [
@@ -360,7 +382,7 @@ class ShadowPopulation(BaseEstimator):
                     y_idx,
                     classes,
                     self.statistic,
-                    bool(self.keep_models),
+                    keep,
                     plan.threads,
                     plan.gpus,
                 )
@@ -375,6 +397,20 @@ class ShadowPopulation(BaseEstimator):
 
         self.n_jobs_ = plan.n_jobs if tasks else 0
         self._run(tasks, todo.size, store, plan.n_jobs)
+        if wrapper is not None:
+            # the cache keeps the inner models and their own statistics (shared with an
+            # audit of the inner model); what this population's attack sees is the wrapper
+            models = [wrapper.wrap_fitted(m) for m in models]
+            statistics = score_models(
+                models,
+                X,
+                y_idx,
+                classes,
+                self.statistic,
+                plan=plan_jobs(recipe, self.n_jobs, n),
+                max_memory=resolve_max_memory(None, least=1),
+            )
+            recipe = wrapper
 
         self.estimator_ = recipe
         self.classes_ = classes
@@ -396,6 +432,7 @@ class ShadowPopulation(BaseEstimator):
         X: Any,
         y_idx: np.ndarray,
         classes: np.ndarray,
+        keep: bool,
     ) -> tuple[Any, list[Any]]:
         """The job plan and the groups of MLPs, each one batched network (one task).
 
@@ -435,7 +472,7 @@ class ShadowPopulation(BaseEstimator):
                 classes,
                 self.statistic,
                 mlp.device,
-                bool(self.keep_models),
+                keep,
                 inner_verbose,
                 plan.threads,
                 plan.gpus,

@@ -8,16 +8,14 @@ wrapper is ``HardenedOutput(<unfitted copy of the model>, round=2)``: every shad
 trained like the target and answers through the same hardening, so the attacker's
 models see what the attacker sees.
 
-Shadows of several hardenings of one model train the same inner models (same recipe,
-same seeds, same records); ``fit_cache`` names a folder where each inner fit is stored
-under a hash of its settings and training records, so the second hardening loads the
-first one's shadow models instead of training them again.
+The shadow engine knows such a wrapper (:meth:`HardenedOutput.wrap_fitted`): a
+population of hardened shadows is the inner recipe's population (trained, or loaded from
+the shadow cache where an audit of the unhardened model left it) scored through the
+hardening, so the hardened variants of a model reuse its audit's shadow models.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -145,17 +143,11 @@ class HardenedOutput(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     labels_only : bool, default=False
         Answer with the predicted label only: the wrapper then has no ``predict_proba``,
         and tabmia treats it as a label-only target (only the label-only attacks can run).
-    fit_cache : str or path, default=None
-        Folder where :meth:`fit` stores each inner model it trains, under a hash of the
-        inner recipe (execution settings left out) and of the training records, and from
-        which it loads one trained before instead of training it again: the shadows of
-        several hardenings of one model are the same inner models.
 
     Attributes
     ----------
     estimator_ : classifier
-        The inner model :meth:`fit` trained (or loaded); absent when wrapping a fitted
-        model.
+        The inner model :meth:`fit` trained; absent when wrapping a fitted model.
     classes_ : ndarray
         The inner model's classes.
 
@@ -178,53 +170,37 @@ class HardenedOutput(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         round: int | None = None,
         top_k: int | None = None,
         labels_only: bool = False,
-        fit_cache: Any = None,
     ) -> None:
         self.estimator = estimator
         self.round = round
         self.top_k = top_k
         self.labels_only = labels_only
-        self.fit_cache = fit_cache
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: Any, **fit_params: Any) -> HardenedOutput:
-        """Train a clone of ``estimator`` on ``(X, y)`` (or load it from ``fit_cache``).
+        """Train a clone of ``estimator`` on ``(X, y)``.
 
         Returns
         -------
         self
         """
         self._check(self.estimator)
-        path = self._cache_path(X, y) if self.fit_cache is not None and not fit_params else None
-        if path is not None and path.is_file():
-            import joblib
-
-            self.estimator_ = joblib.load(path)
-            return self
         inner = clone_unfitted(self.estimator)
         inner.fit(X, y, **fit_params)
-        if path is not None:
-            import joblib
-
-            from tabmia.backends import release_fit_state
-
-            inner = release_fit_state(inner)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            joblib.dump(inner, tmp)
-            os.replace(tmp, path)  # atomic: a reader never sees half a model
         self.estimator_ = inner
         return self
 
-    def _cache_path(self, X: Any, y: Any) -> Path:
-        import joblib
+    def wrap_fitted(self, model: Any) -> HardenedOutput:
+        """``model`` (fitted) behind this wrapper's hardening.
 
-        from tabmia.shadow._cache import _describe
+        The shadow engine trains a hardened recipe's inner models as the inner recipe's
+        own (:class:`tabmia.shadow.ShadowPopulation`) and scores each through this.
 
-        # the recipe as the shadow cache describes it (device, threads, verbosity left out:
-        # they change how a model is computed, not which), and the training records
-        key = joblib.hash((_describe(self.estimator), X, np.asarray(y)))
-        return Path(self.fit_cache) / f"{key}.joblib"
+        Returns
+        -------
+        HardenedOutput
+        """
+        return type(self)(model, round=self.round, top_k=self.top_k, labels_only=self.labels_only)
 
     def _check(self, model: Any) -> None:
         if model is None:

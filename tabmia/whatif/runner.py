@@ -6,33 +6,32 @@ non-member candidates and the attacks' seeds are those of the original's audit; 
 utility is measured on a part of the population carved out before any audit (the same
 records for every variant, scored by no attack). What can be shared is: a hardened
 variant is the original fitted model behind a wrapper (no retraining), and its shadow
-models' inner fits are shared between hardenings through a fit store; shadows of every
-recipe are cached by recipe in the output folder; each finished variant is one file
-there, and a rerun skips it.
+models are the original audit's, loaded from the shadow cache and scored through the
+hardening (:class:`tabmia.shadow.ShadowPopulation` re-scores a wrapper's inner models);
+shadows of every recipe are cached by recipe and training size (in the output folder, or
+a scratch folder for the run); each finished variant is one file there, and a rerun
+skips it.
 """
 
 from __future__ import annotations
 
 import tempfile
 import time
-import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from tabmia._estimators import clone_unfitted, recipe_of
+from tabmia._estimators import clone_unfitted
 from tabmia._groups import check_groups, person_codes
 from tabmia._rows import n_rows, take_rows
-from tabmia._seeding import derived_seed, seed_estimator, seed_from
-from tabmia.target import as_target
-from tabmia.whatif.hardening import HardenedOutput
+from tabmia._seeding import derived_seed, seed_from
+from tabmia.whatif._variant_audit import _run_variant, _train
 from tabmia.whatif.result import VariantRun, VariantStore, WhatIfResult
-from tabmia.whatif.variants import Variant, resolve_variants, with_params
+from tabmia.whatif.variants import Variant, resolve_variants
 
 __all__ = ["whatif", "reaudit", "default_label_attacks", "UTILITY_METRICS"]
 
@@ -76,91 +75,6 @@ def _utility_split(
     return np.flatnonzero(~util), np.flatnonzero(util)
 
 
-def _cap_rows(groups: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Sorted rows keeping at most ``k`` records of each person, drawn at random."""
-    perm = np.random.RandomState(seed).permutation(groups.size)
-    codes = person_codes(groups)[perm]
-    rank = pd.Series(codes).groupby(codes).cumcount().to_numpy()
-    return np.sort(perm[rank < k])
-
-
-def _train(recipe: Any, X: Any, y: np.ndarray, seed: int) -> Any:
-    """A clone of ``recipe`` trained on ``(X, y)``, every ``random_state`` set to ``seed``
-    (as :meth:`tabmia.experiment.MembershipRound.train_target` trains a round's target)."""
-    model = clone_unfitted(recipe)
-    seed_estimator(model, seed, catboost_seed=False)
-    model.fit(X, y)
-    return model
-
-
-def _with_cache(attacks: dict[str, Any], folder: Path | None) -> dict[str, Any]:
-    """Clones of the attacks, those that take a ``cache_dir`` given ``folder``."""
-    from sklearn.base import clone
-
-    from tabmia.attacks import membership_tags
-
-    out = {}
-    for name, attack in attacks.items():
-        copy = clone(attack)
-        if folder is not None and "cache_dir" in membership_tags(copy).runner_settings:
-            copy.set_params(cache_dir=str(folder))
-        out[name] = copy
-    return out
-
-
-def _recipe_key(target: Any) -> str:
-    """The folder name of a target's recipe in the shadow cache."""
-    import joblib
-
-    from tabmia.shadow._cache import _describe
-
-    try:
-        return joblib.hash(_describe(recipe_of(target, name="recipe")))[:16]
-    except ValueError:  # no recipe (attacks that train no models): any folder will do
-        return "no-recipe"
-
-
-def _outputs(target: Any, X: Any, classes: np.ndarray, label_only: bool) -> np.ndarray:
-    """The variant's output on ``X`` as ``(n, len(classes))`` rows in ``classes`` order."""
-    model = as_target(target)
-    cols = np.searchsorted(classes, model.classes_)
-    out = np.zeros((n_rows(X), classes.size), dtype=np.float64)
-    if label_only or model.outputs == "labels":
-        out[np.arange(out.shape[0]), cols[model.predict_indices(X)]] = 1.0
-    else:
-        out[:, cols] = model.predict_proba(X)
-    return out
-
-
-def _dp_check(
-    recipe: Any, variant: Variant, X: Any, y: np.ndarray, settings: dict[str, Any], seed: int
-) -> dict[str, Any]:
-    """The one-run DP audit of the variant's ε claim (on its training records)."""
-    from tabmia.dp import OneRunAudit
-
-    options = {"canaries": "outliers", "n_canaries": None, **settings}
-    audit = OneRunAudit(
-        recipe,
-        claimed_epsilon=variant.epsilon,
-        delta=float(variant.delta or 0.0),
-        random_state=seed,
-        **options,
-    )
-    n_canaries, _ = audit.split_sizes(n_rows(X))
-    result = audit.run(X, y)
-    check = result.claim_check
-    return {
-        "epsilon": variant.epsilon,
-        "delta": variant.delta,
-        "epsilon_lower": float(result.epsilon_lower),
-        "state": str(getattr(check, "state", "")),
-        "needed": getattr(check, "needed", None),
-        "sentence": result.sentence(),
-        "n_canaries": int(n_canaries),
-        "canaries": options["canaries"],
-    }
-
-
 def _settings_key(parts: Any) -> str:
     import joblib
 
@@ -190,7 +104,7 @@ def whatif(
     confidence: float = 0.95,
     random_state: Any = 0,
     output_dir: Any = None,
-    share_fits: bool = True,
+    share_shadows: bool = True,
     progress: bool = False,
 ) -> WhatIfResult:
     """Audit candidate fixes of a model with the same attacks on the same records.
@@ -239,10 +153,14 @@ def whatif(
         One seed for every audit (so the splits are the same), the utility hold-out, the
         targets' training and the DP audits. A RandomState is drawn from once.
     output_dir : str or path, default=None
-        Folder of finished variants (``variants/``, one file each: a rerun skips them),
-        shadow models cached by recipe (``shadows/``) and shared inner fits (``fits/``).
-    share_fits : bool, default=True
-        Hardened variants' shadows share their inner fits (False trains them per variant).
+        Folder of finished variants (``variants/``, one file each: a rerun skips them)
+        and of the shadow models, cached by recipe and training size (``shadows/``).
+        Without it the shadows are cached in a scratch folder for the run.
+    share_shadows : bool, default=True
+        Variants share their shadow models where they can: a hardened variant's are the
+        original's, scored through the hardening; variants of one recipe and training
+        size share theirs. False gives every variant shadows of its own (N separate
+        audits, with the same scores).
     progress : bool, default=False
         A tqdm bar over the variants.
 
@@ -312,12 +230,11 @@ def whatif(
     if output_dir is not None:
         root = Path(output_dir)
         store: VariantStore | None = VariantStore(root / "variants")
-        shadow_root: Path | None = root / "shadows"
-        fits = root / "fits"
+        shadow_root = root / "shadows"
     else:
-        store, shadow_root = None, None
+        store = None
         scratch = tempfile.TemporaryDirectory(prefix="tabmia-whatif-")
-        fits = Path(scratch.name) / "fits"
+        shadow_root = Path(scratch.name) / "shadows"
     from tabmia.shadow._cache import _describe
 
     base_key = _settings_key(
@@ -362,7 +279,7 @@ def whatif(
                     variant.epsilon,
                     variant.delta,
                     None if variant.recipe is None else _describe(variant.recipe),
-                    share_fits,
+                    share_shadows,
                 )
             )
             run = store.load(variant.name, key) if store is not None else None
@@ -388,7 +305,7 @@ def whatif(
                     fpr_fallback=fpr_fallback,
                     dp_audit=dp_audit or {},
                     shadow_root=shadow_root,
-                    fits=fits if share_fits else None,
+                    shared=share_shadows,
                 )
                 run.utility_y = y_util_idx
                 if store is not None:
@@ -428,169 +345,10 @@ def whatif(
             "dp_audit": dp_audit,
             "n_bootstrap": n_bootstrap,
             "confidence": confidence,
-            "share_fits": share_fits,
+            "share_shadows": share_shadows,
         },
     }
     return WhatIfResult(resolved, runs, classes, settings, inputs)
-
-
-def _run_variant(
-    variant: Variant,
-    *,
-    original_target: Any,
-    recipe: Any,
-    X_train: Any,
-    y_train: np.ndarray,
-    g_train: np.ndarray | None,
-    X_pop: Any,
-    y_pop: np.ndarray,
-    g_pop: np.ndarray | None,
-    X_population: Any,
-    X_util: Any,
-    classes: np.ndarray,
-    attacks: dict[str, Any],
-    label_attacks: dict[str, Any],
-    seed: int,
-    public_fraction: float,
-    fprs: tuple[float, ...],
-    fpr_fallback: bool,
-    dp_audit: dict[str, Any],
-    shadow_root: Path | None,
-    fits: Path | None,
-) -> VariantRun:
-    """Build, audit and measure one variant."""
-    from tabmia.audit import audit_model
-    from tabmia.whatif._dp import dp_recipe
-
-    t0 = time.perf_counter()
-    notes: list[str] = []
-    kept = np.arange(n_rows(X_train))
-    X_tr, y_tr, g_tr = X_train, y_train, g_train
-    variant_recipe: Any = None
-    if variant.kind == "original":
-        target = original_target()
-    elif variant.kind == "retrain":
-        variant_recipe = clone_unfitted(recipe).set_params(**with_params(recipe, variant.params))
-        target = _train(variant_recipe, X_tr, y_tr, seed)
-    elif variant.kind == "harden":
-        p = variant.params
-        target = HardenedOutput(
-            original_target(),
-            round=p.get("round"),
-            top_k=p.get("top_k"),
-            labels_only=bool(p.get("labels_only")),
-            fit_cache=None if fits is None else str(fits),
-        )
-    elif variant.kind == "dp":
-        variant_recipe = (
-            variant.recipe
-            if variant.recipe is not None
-            else dp_recipe(
-                str(variant.params["model"]),
-                float(variant.epsilon or 1.0),
-                float(variant.delta or 0.0),
-                X_population,
-                classes,
-                {k: v for k, v in variant.params.items() if k != "model"},
-            )
-        )
-        target = _train(variant_recipe, X_tr, y_tr, seed)
-    else:  # cap
-        assert g_train is not None  # resolve_variants refuses a cap without groups
-        kept = _cap_rows(g_train, int(variant.params["max_records"]), derived_seed(seed))
-        X_tr, y_tr, g_tr = take_rows(X_train, kept), y_train[kept], g_train[kept]
-        target = _train(recipe, X_tr, y_tr, seed)
-        notes.append(
-            f"trained on {kept.size} of {n_rows(X_train)} training records (at most "
-            f"{variant.params['max_records']} per person); the members scored are those kept"
-        )
-    label_only = variant.labels_only or as_target(target).outputs == "labels"
-    protos = attacks
-    if label_only:
-        from tabmia.attacks import membership_tags
-
-        skipped = [n for n, a in attacks.items() if not membership_tags(a).works_with("labels")]
-        protos = {**{n: a for n, a in attacks.items() if n not in skipped}, **label_attacks}
-        if skipped:
-            notes.append(
-                f"answers with labels only: {', '.join(skipped)} cannot run on it (they need "
-                f"probabilities); audited with {', '.join(protos)} instead"
-            )
-    folder = None if shadow_root is None else shadow_root / _recipe_key(target)
-    before = _count_files(fits) if variant.kind == "harden" and fits is not None else 0
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        # diffprivlib's solver passes options scipy deprecates: noise, not a finding
-        warnings.filterwarnings("ignore", message=".*`disp` and `iprint`.*")
-        audit = audit_model(
-            target,
-            X_tr,
-            y_tr,
-            X_pop,
-            y_pop,
-            _with_cache(protos, folder),
-            public_fraction=public_fraction,
-            fprs=fprs,
-            random_state=seed,
-            fpr_fallback=fpr_fallback,
-            keep_attacks=False,
-            groups_train=g_tr,
-            groups_population=g_pop,
-        )
-        dp_check = None
-        if variant.kind == "dp":
-            dp_check = _dp_check(variant_recipe, variant, X_tr, y_tr, dp_audit, seed)
-    # tabmia's own warnings (shadow sizes, FPR fallbacks, attacks that flag nobody,
-    # plausibility findings) become the variant's notes, once each; others pass on
-    for w in caught:
-        if w.category.__module__.split(".", 1)[0] == "tabmia":
-            text = str(w.message)
-            if text not in notes:
-                notes.append(text)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    scores = audit.scores
-    if kept.size != n_rows(X_train):
-        # a member's record: its row in the original training data, to pair with the original
-        members = (scores["source"] == "train").to_numpy()
-        record = scores["record"].to_numpy().copy()
-        record[members] = kept[record[members]]
-        scores = scores.assign(record=record)
-    metrics = audit.metrics
-    used = int(metrics["n_models"].fillna(0).sum()) if "n_models" in metrics else 0
-    trained = (
-        int(metrics["n_models_trained"].fillna(0).sum()) if "n_models_trained" in metrics else 0
-    )
-    if variant.kind == "harden" and fits is not None:
-        trained = _count_files(fits) - before  # inner fits loaded from the store are no training
-        if used and trained < used:
-            notes.append(
-                f"{used - trained} of its {used} shadow models are inner fits shared with another hardening"
-            )
-    return VariantRun(
-        variant=variant.name,
-        repeat=0,
-        random_state=seed,
-        scores=scores,
-        metrics=metrics,
-        findings=tuple(audit.findings),
-        utility_y=np.empty(0, dtype=np.intp),
-        utility_output=_outputs(target, X_util, classes, label_only),
-        # the model's own decision (a hardened output's argmax can tie where it did not)
-        utility_pred=np.searchsorted(classes, np.asarray(target.predict(X_util)).ravel()),
-        label_only=bool(label_only),
-        attacks=list(protos),
-        notes=notes,
-        dp_check=dp_check,
-        seconds=time.perf_counter() - t0,
-        models_trained=trained,
-        models_used=used,
-        target=target,
-    )
-
-
-def _count_files(folder: Path) -> int:
-    return sum(1 for _ in folder.glob("*.joblib")) if folder.is_dir() else 0
 
 
 def reaudit(

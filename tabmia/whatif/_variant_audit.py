@@ -1,0 +1,273 @@
+"""Build, audit and measure one variant of a what-if run (:func:`tabmia.whatif.whatif`).
+
+A variant's target is the original model (``original``), a retrained clone of its recipe
+(``retrain``, ``cap``: fewer records per person), the original behind a
+:class:`~tabmia.whatif.HardenedOutput` (``harden``: nothing retrained) or a DP model
+(``dp``, with the one-run DP audit of its ε). It is audited by
+:func:`tabmia.audit.audit_model` with the run's attacks, records and seed; its shadow
+models are cached under the run's shadow folder by recipe and training size, where a
+hardened target finds the original's (:class:`~tabmia.shadow.ShadowPopulation` scores
+them through the hardening).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tabmia._estimators import clone_unfitted, recipe_of
+from tabmia._groups import person_codes
+from tabmia._rows import n_rows, take_rows
+from tabmia._seeding import derived_seed, seed_estimator
+from tabmia.target import as_target
+from tabmia.whatif.hardening import HardenedOutput
+from tabmia.whatif.result import VariantRun
+from tabmia.whatif.variants import Variant, with_params
+
+__all__: list[str] = []
+
+
+def _cap_rows(groups: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Sorted rows keeping at most ``k`` records of each person, drawn at random."""
+    perm = np.random.RandomState(seed).permutation(groups.size)
+    codes = person_codes(groups)[perm]
+    rank = pd.Series(codes).groupby(codes).cumcount().to_numpy()
+    return np.sort(perm[rank < k])
+
+
+def _train(recipe: Any, X: Any, y: np.ndarray, seed: int) -> Any:
+    """A clone of ``recipe`` trained on ``(X, y)``, every ``random_state`` set to ``seed``
+    (as :meth:`tabmia.experiment.MembershipRound.train_target` trains a round's target)."""
+    model = clone_unfitted(recipe)
+    seed_estimator(model, seed, catboost_seed=False)
+    model.fit(X, y)
+    return model
+
+
+def _with_cache(attacks: dict[str, Any], folder: Path | None) -> dict[str, Any]:
+    """Clones of the attacks, those that take a ``cache_dir`` given ``folder``."""
+    from sklearn.base import clone
+
+    from tabmia.attacks import membership_tags
+
+    out = {}
+    for name, attack in attacks.items():
+        copy = clone(attack)
+        if folder is not None and "cache_dir" in membership_tags(copy).runner_settings:
+            copy.set_params(cache_dir=str(folder))
+        out[name] = copy
+    return out
+
+
+def _recipe_key(target: Any, n_train: int) -> str:
+    """The shadow cache folder of a target: its recipe and training size (the shadows'
+    size follows it). A hardened target's is its inner model's: its shadows are those."""
+    import joblib
+
+    from tabmia.shadow._cache import _describe
+
+    model = target.estimator if isinstance(target, HardenedOutput) else target
+    try:
+        return str(joblib.hash((_describe(recipe_of(model, name="recipe")), int(n_train))))[:16]
+    except ValueError:  # no recipe (attacks that train no models): any folder will do
+        return "no-recipe"
+
+
+def _outputs(target: Any, X: Any, classes: np.ndarray, label_only: bool) -> np.ndarray:
+    """The variant's output on ``X`` as ``(n, len(classes))`` rows in ``classes`` order."""
+    model = as_target(target)
+    cols = np.searchsorted(classes, model.classes_)
+    out = np.zeros((n_rows(X), classes.size), dtype=np.float64)
+    if label_only or model.outputs == "labels":
+        out[np.arange(out.shape[0]), cols[model.predict_indices(X)]] = 1.0
+    else:
+        out[:, cols] = model.predict_proba(X)
+    return out
+
+
+def _dp_check(
+    recipe: Any, variant: Variant, X: Any, y: np.ndarray, settings: dict[str, Any], seed: int
+) -> dict[str, Any]:
+    """The one-run DP audit of the variant's ε claim (on its training records)."""
+    from tabmia.dp import OneRunAudit
+
+    options = {"canaries": "outliers", "n_canaries": None, **settings}
+    audit = OneRunAudit(
+        recipe,
+        claimed_epsilon=variant.epsilon,
+        delta=float(variant.delta or 0.0),
+        random_state=seed,
+        **options,
+    )
+    n_canaries, _ = audit.split_sizes(n_rows(X))
+    result = audit.run(X, y)
+    check = result.claim_check
+    return {
+        "epsilon": variant.epsilon,
+        "delta": variant.delta,
+        "epsilon_lower": float(result.epsilon_lower),
+        "state": str(getattr(check, "state", "")),
+        "needed": getattr(check, "needed", None),
+        "sentence": result.sentence(),
+        "n_canaries": int(n_canaries),
+        "canaries": options["canaries"],
+    }
+
+
+def _run_variant(
+    variant: Variant,
+    *,
+    original_target: Any,
+    recipe: Any,
+    X_train: Any,
+    y_train: np.ndarray,
+    g_train: np.ndarray | None,
+    X_pop: Any,
+    y_pop: np.ndarray,
+    g_pop: np.ndarray | None,
+    X_population: Any,
+    X_util: Any,
+    classes: np.ndarray,
+    attacks: dict[str, Any],
+    label_attacks: dict[str, Any],
+    seed: int,
+    public_fraction: float,
+    fprs: tuple[float, ...],
+    fpr_fallback: bool,
+    dp_audit: dict[str, Any],
+    shadow_root: Path,
+    shared: bool,
+) -> VariantRun:
+    """Build, audit and measure one variant."""
+    from tabmia.audit import audit_model
+    from tabmia.whatif._dp import dp_recipe
+
+    t0 = time.perf_counter()
+    notes: list[str] = []
+    kept = np.arange(n_rows(X_train))
+    X_tr, y_tr, g_tr = X_train, y_train, g_train
+    variant_recipe: Any = None
+    if variant.kind == "original":
+        target = original_target()
+    elif variant.kind == "retrain":
+        variant_recipe = clone_unfitted(recipe).set_params(**with_params(recipe, variant.params))
+        target = _train(variant_recipe, X_tr, y_tr, seed)
+    elif variant.kind == "harden":
+        p = variant.params
+        target = HardenedOutput(
+            original_target(),
+            round=p.get("round"),
+            top_k=p.get("top_k"),
+            labels_only=bool(p.get("labels_only")),
+        )
+    elif variant.kind == "dp":
+        variant_recipe = (
+            variant.recipe
+            if variant.recipe is not None
+            else dp_recipe(
+                str(variant.params["model"]),
+                float(variant.epsilon or 1.0),
+                float(variant.delta or 0.0),
+                X_population,
+                classes,
+                {k: v for k, v in variant.params.items() if k != "model"},
+            )
+        )
+        target = _train(variant_recipe, X_tr, y_tr, seed)
+    else:  # cap
+        assert g_train is not None  # resolve_variants refuses a cap without groups
+        kept = _cap_rows(g_train, int(variant.params["max_records"]), derived_seed(seed))
+        X_tr, y_tr, g_tr = take_rows(X_train, kept), y_train[kept], g_train[kept]
+        target = _train(recipe, X_tr, y_tr, seed)
+        notes.append(
+            f"trained on {kept.size} of {n_rows(X_train)} training records (at most "
+            f"{variant.params['max_records']} per person); the members scored are those kept"
+        )
+    label_only = variant.labels_only or as_target(target).outputs == "labels"
+    protos = attacks
+    if label_only:
+        from tabmia.attacks import membership_tags
+
+        skipped = [n for n, a in attacks.items() if not membership_tags(a).works_with("labels")]
+        protos = {**{n: a for n, a in attacks.items() if n not in skipped}, **label_attacks}
+        if skipped:
+            notes.append(
+                f"answers with labels only: {', '.join(skipped)} cannot run on it (they need "
+                f"probabilities); audited with {', '.join(protos)} instead"
+            )
+    folder = shadow_root / _recipe_key(target, n_rows(X_tr))
+    if not shared:
+        folder = folder / variant.name
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # diffprivlib's solver passes options scipy deprecates: noise, not a finding
+        warnings.filterwarnings("ignore", message=".*`disp` and `iprint`.*")
+        audit = audit_model(
+            target,
+            X_tr,
+            y_tr,
+            X_pop,
+            y_pop,
+            _with_cache(protos, folder),
+            public_fraction=public_fraction,
+            fprs=fprs,
+            random_state=seed,
+            fpr_fallback=fpr_fallback,
+            keep_attacks=False,
+            groups_train=g_tr,
+            groups_population=g_pop,
+        )
+        dp_check = None
+        if variant.kind == "dp":
+            dp_check = _dp_check(variant_recipe, variant, X_tr, y_tr, dp_audit, seed)
+    # tabmia's own warnings (shadow sizes, FPR fallbacks, attacks that flag nobody,
+    # plausibility findings) become the variant's notes, once each; others pass on
+    for w in caught:
+        if w.category.__module__.split(".", 1)[0] == "tabmia":
+            text = str(w.message)
+            if text not in notes:
+                notes.append(text)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    scores = audit.scores
+    if kept.size != n_rows(X_train):
+        # a member's record: its row in the original training data, to pair with the original
+        members = (scores["source"] == "train").to_numpy()
+        record = scores["record"].to_numpy().copy()
+        record[members] = kept[record[members]]
+        scores = scores.assign(record=record)
+    metrics = audit.metrics
+    used = int(metrics["n_models"].fillna(0).sum()) if "n_models" in metrics else 0
+    trained = (
+        int(metrics["n_models_trained"].fillna(0).sum()) if "n_models_trained" in metrics else 0
+    )
+    if variant.kind == "harden" and used and trained < used:
+        notes.append(
+            f"{used - trained} of its {used} shadow models are the original's, "
+            "scored through the hardening"
+        )
+    return VariantRun(
+        variant=variant.name,
+        repeat=0,
+        random_state=seed,
+        scores=scores,
+        metrics=metrics,
+        findings=tuple(audit.findings),
+        utility_y=np.empty(0, dtype=np.intp),
+        utility_output=_outputs(target, X_util, classes, label_only),
+        # the model's own decision (a hardened output's argmax can tie where it did not)
+        utility_pred=np.searchsorted(classes, np.asarray(target.predict(X_util)).ravel()),
+        label_only=bool(label_only),
+        attacks=list(protos),
+        notes=notes,
+        dp_check=dp_check,
+        seconds=time.perf_counter() - t0,
+        models_trained=trained,
+        models_used=used,
+        target=target,
+    )
