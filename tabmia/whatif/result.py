@@ -165,19 +165,19 @@ class WhatIfResult:
     def summary(self) -> str:
         """The findings in words: what passes, the best variant, the selection caveat, the
         DP claims."""
-        from tabmia.whatif.frontier import summary_text
+        from tabmia.whatif.summary import summary_text
 
         return summary_text(self)
 
     def to_markdown(self) -> str:
         """The summary and the tables, as Markdown."""
-        from tabmia.whatif.frontier import markdown_report
+        from tabmia.whatif.summary import markdown_report
 
         return markdown_report(self)
 
     def plot(self, path: Any = None, ax: Any = None) -> Any:
-        """The privacy-utility frontier (:func:`tabmia.whatif.frontier.plot_frontier`)."""
-        from tabmia.whatif.frontier import plot_frontier
+        """The privacy-utility frontier (:func:`tabmia.whatif.summary.plot_frontier`)."""
+        from tabmia.whatif.summary import plot_frontier
 
         return plot_frontier(self, path=path, ax=ax)
 
