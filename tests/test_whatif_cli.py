@@ -94,3 +94,47 @@ def test_german_credit_run(tmp_path, capsys):
                      "--variant", "harden:labels_only", "--bootstrap", "50", "--out", str(out)])
     assert code in (0, 1)
     assert "labels_only" in (out / "results.md").read_text()
+
+
+def test_the_originals_audit_is_tabmia_audit_score_for_score(tmp_path):
+    """Issue 41's identity: the original variant of ``whatif`` and the ``tabmia audit``
+    command, given the same model, recipe, records, attacks and seed, score alike."""
+    import numpy as np
+    from sklearn.base import clone
+    from sklearn.ensemble import RandomForestClassifier
+
+    from tabmia._attack_builder import build_attacks
+    from tabmia.whatif import whatif
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X_tr, y_tr, X_pop, y_pop = X.iloc[:250], y.iloc[:250], X.iloc[250:], y.iloc[250:]
+    target = RandomForestClassifier(n_estimators=20, random_state=0).fit(X_tr, y_tr)
+    attacks = build_attacks(["loss", "lira"], fpr=0.05, n_shadow=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = whatif(target, X_tr, y_tr, X_pop, y_pop, attacks, variants="original",
+                        limit="tpr@0.05=0.3", random_state=3, n_bootstrap=20)
+    mine = result.runs_of("original")[0].scores.reset_index(drop=True)
+
+    # the records whatif audited (its utility hold-out aside), as the command reads them
+    rows = result.settings["audit_rows"]
+    X_tr.assign(target=y_tr).to_csv(tmp_path / "train.csv", index=False)
+    X_pop.iloc[rows].assign(target=y_pop.iloc[rows]).to_csv(tmp_path / "population.csv",
+                                                            index=False)
+    joblib.dump(target, tmp_path / "model.joblib")
+    joblib.dump(clone(target), tmp_path / "recipe.joblib")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main(["audit", "--model-file", str(tmp_path / "model.joblib"),
+                     "--recipe", str(tmp_path / "recipe.joblib"),
+                     "--train", str(tmp_path / "train.csv"),
+                     "--population", str(tmp_path / "population.csv"), "--label", "target",
+                     "--attacks", "loss,lira", "--n-shadow", "4", "--fpr", "0.05",
+                     "--random-state", "3", "--quiet", "--out", str(tmp_path / "audit")])
+    assert code == 0
+    theirs = pd.read_csv(tmp_path / "audit" / "scores.csv.gz")
+    assert len(theirs) == len(mine) and set(theirs["attack"]) == {"loss", "lira"}
+    for col in ("attack", "member", "record", "flagged"):
+        assert theirs[col].tolist() == mine[col].tolist(), col
+    # the command writes scores as text, to the last digit a float64 needs
+    np.testing.assert_allclose(theirs["score"], mine["score"], rtol=1e-12, atol=0)
