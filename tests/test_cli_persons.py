@@ -127,3 +127,16 @@ def test_diabetes130_audits_its_patients(tmp_path, capsys):
                  "loss", "--fpr", "0.05", "--quiet", "--group-column", "none", "--out",
                  str(out2)]) == 0
     assert "unit" not in json.loads((out2 / "results.json").read_text())
+
+
+def test_too_few_public_persons_for_the_fpr_is_refused_before_training(files, tmp_path, capsys):
+    # 600 population persons: 300 public ones, and 1/(n+1) <= 0.001 needs 999
+    out = tmp_path / "few"
+    code = _audit(files, out, "--group-column", "patient", "--fpr", "0.001",
+                  "--attacks", "loss,lira:n_shadow=4", "--recipe", "random_forest")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("tabmia: error: attack 'loss': the attacker's public data will "
+                             "hold 300 persons")
+    assert "needs at least 999 public persons" in err[0] and "at least 0.00332" in err[0]
+    assert not out.exists()

@@ -21,6 +21,7 @@ __all__ = [
     "PERSON_NOUNS",
     "built_in_persons",
     "check_person_attacks",
+    "check_public_persons",
     "person_columns",
     "to_persons",
 ]
@@ -92,6 +93,36 @@ def check_person_attacks(attacks: dict[str, Any]) -> None:
             f"--attacks {','.join(refused)}: a person-level audit calibrates each attack's "
             "persons on the public persons at its FPR, and these promise none; leave them "
             "out, or audit records (--group-column none on a built-in data set)"
+        )
+
+
+def check_public_persons(attacks: dict[str, Any], n_public: int, noun: str) -> None:
+    """Refuse, before anything trains, an attack whose FPR the ``n_public`` public persons
+    cannot promise at the person level (:func:`tabmia.persons.public_persons_needed`).
+
+    An attack that holds calibration records out of its models calibrates on fewer
+    persons still; the person-level result says so after the audit where that is short.
+    """
+    from tabmia.persons import public_persons_needed
+
+    promised = {
+        name: float(attack.fpr)
+        for name, attack in attacks.items()
+        if getattr(attack, "fpr", None) is not None
+        and getattr(attack, "threshold_goal", "fpr") == "fpr"
+    }
+    if not promised:
+        return
+    name = min(promised, key=promised.__getitem__)
+    fpr = promised[name]
+    needed = public_persons_needed(fpr)
+    if n_public < needed:
+        raise UsageError(
+            f"attack {name!r}: the attacker's public data will hold {n_public} {noun}, and a "
+            f"person-level FPR of {fpr:g} needs at least {needed} public {noun} (the smallest "
+            f"p-value of n persons is 1/(n+1)): give more public {noun} (--population, "
+            f"--public-size), a larger --fpr (at least {1.0 / (n_public + 1):.3g}) or "
+            "--group-column none (records)"
         )
 
 

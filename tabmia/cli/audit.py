@@ -44,6 +44,7 @@ from tabmia.cli._persons import (
     PERSON_NOUNS,
     built_in_persons,
     check_person_attacks,
+    check_public_persons,
     person_columns,
     to_persons,
 )
@@ -129,6 +130,11 @@ def _built_in_game(
     attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
     if groups is not None:
         check_person_attacks(attacks)
+        check_public_persons(
+            attacks,
+            int(pd.unique(groups[sizes.public]).size),
+            PERSON_NOUNS.get(args.dataset, "persons"),
+        )
     slices = slice_frame_of(
         X,
         slice_specs(args, args.dataset),
@@ -296,6 +302,9 @@ def _own_model(
         ) from exc
     if groups_tr is not None:
         findings = [*findings, *check_persons(groups_tr, groups_pop)]
+        if not any(f.check == "shared_persons" for f in findings):  # else records are audited
+            n_persons = int(pd.unique(groups_pop).size)
+            check_public_persons(attacks, int(round(public_fraction * n_persons)), "persons")
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
     n_train = len(X_tr)

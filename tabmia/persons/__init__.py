@@ -85,7 +85,13 @@ References
 """
 
 from tabmia.persons._result import most_exposed, person_epsilon, person_result, person_risk
-from tabmia.persons._scores import BANDS, DEFAULT_RULE, PERSON_RULES, person_scores
+from tabmia.persons._scores import (
+    BANDS,
+    DEFAULT_RULE,
+    PERSON_RULES,
+    person_scores,
+    public_persons_needed,
+)
 
 __all__ = [
     "PERSON_RULES",
@@ -96,4 +102,5 @@ __all__ = [
     "person_risk",
     "most_exposed",
     "person_epsilon",
+    "public_persons_needed",
 ]

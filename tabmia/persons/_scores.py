@@ -74,6 +74,18 @@ def _needed(alpha: float) -> int:
     return max(math.ceil(1.0 / alpha - 1e-9) - 1, 1)
 
 
+def public_persons_needed(fpr: float) -> int:
+    """Public persons that a person-level threshold needs to promise ``fpr`` at all.
+
+    Person p-values are conformal ranks among the public persons (of a band, or of merged
+    bands), and the smallest of ``n`` is ``1 / (n + 1)``: fewer public persons than this
+    cannot give any person a p-value at or below ``fpr``, and :func:`person_scores`
+    raises :class:`~tabmia.exceptions.UnresolvableFPRError`. A command checks it before
+    training.
+    """
+    return _needed(float(fpr))
+
+
 def _merge_bands(counts: np.ndarray, needed: int) -> list[tuple[int, int]]:
     """Contiguous ranges ``(lo, hi)`` of base bands, each holding ``needed`` public persons.
 
