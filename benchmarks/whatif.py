@@ -132,9 +132,9 @@ def _sizes(result: Any) -> dict[str, int]:
 
 
 def _cost(name: str, data: dict[str, Any], work: Path) -> dict[str, Any]:
-    """The first seed run afresh twice, back to back: with the hardenings sharing their
-    shadows' inner fits, and with nothing shared (N separate audits); then the rerun of the
-    first from its output folder (every variant loaded)."""
+    """The first seed run afresh twice, back to back: with the hardened variants scoring the
+    original's shadow models, and with nothing shared (N separate audits); then the rerun of
+    the first from its output folder (every variant loaded)."""
     out: dict[str, Any] = {}
     scores: dict[str, list[Any]] = {}
     with tempfile.TemporaryDirectory(prefix="tabmia-whatif-cost-") as tmp:
