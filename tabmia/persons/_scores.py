@@ -78,10 +78,27 @@ def public_persons_needed(fpr: float) -> int:
     """Public persons that a person-level threshold needs to promise ``fpr`` at all.
 
     Person p-values are conformal ranks among the public persons (of a band, or of merged
-    bands), and the smallest of ``n`` is ``1 / (n + 1)``: fewer public persons than this
-    cannot give any person a p-value at or below ``fpr``, and :func:`person_scores`
-    raises :class:`~tabmia.exceptions.UnresolvableFPRError`. A command checks it before
+    bands), and the smallest of ``n`` is ``1 / (n + 1)``: with fewer public persons than
+    this no person can get a p-value at or below ``fpr``, and
+    :func:`tabmia.persons.person_scores` raises
+    :class:`~tabmia.exceptions.UnresolvableFPRError`. ``tabmia audit`` checks it before
     training.
+
+    Parameters
+    ----------
+    fpr : float
+        The person-level FPR an attack promises, in (0, 1).
+
+    Returns
+    -------
+    int
+        The smallest number of public persons that can promise it.
+
+    Examples
+    --------
+    >>> from tabmia.persons import public_persons_needed
+    >>> public_persons_needed(0.01), public_persons_needed(0.001)
+    (99, 999)
     """
     return _needed(float(fpr))
 
