@@ -6,7 +6,7 @@ from typing import Any
 
 from sklearn.base import clone
 
-__all__ = ["clone_recipe", "clone_unfitted", "recipe_of"]
+__all__ = ["clone_recipe", "clone_unfitted", "is_fitted", "recipe_of"]
 
 
 def clone_unfitted(estimator: Any, *, safe: bool = True) -> Any:
@@ -27,6 +27,19 @@ def clone_unfitted(estimator: Any, *, safe: bool = True) -> Any:
         if joblib.hash(copy.get_params(deep=False)) != joblib.hash(params):
             raise
         return copy
+
+
+def is_fitted(estimator: Any) -> bool:
+    """Whether ``estimator`` is fitted, as ``check_is_fitted`` says; False for objects it
+    cannot judge (not an estimator)."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(estimator)
+    except (NotFittedError, TypeError):
+        return False
+    return True
 
 
 def _is_frozen(estimator: Any) -> bool:

@@ -33,8 +33,8 @@ from tabmia.exceptions import (
     PlausibilityWarning,
 )
 from tabmia.metrics import (
+    _empirical_epsilons,
     check_audit_size,
-    empirical_epsilon,
 )
 from tabmia.plausibility import check_attack_scores
 from tabmia.splits import (
@@ -317,17 +317,7 @@ class ExperimentResult:
     def with_delta(self, delta: float, *, confidence: float = 0.95) -> ExperimentResult:
         """A copy whose empirical epsilon lower bounds are for (epsilon, ``delta``)-DP."""
         metrics = self.metrics.copy()
-        eps = [
-            empirical_epsilon(
-                int(r.tp),
-                int(r.n_members),
-                int(r.fp),
-                int(r.n_nonmembers),
-                delta=delta,
-                confidence=confidence,
-            )
-            for r in metrics[["tp", "n_members", "fp", "n_nonmembers"]].itertuples()
-        ]
+        eps = _empirical_epsilons(metrics, delta, confidence)
         metrics["epsilon"] = [e["epsilon"] for e in eps]
         metrics["epsilon_lower"] = [e["epsilon_lower"] for e in eps]
         metrics["delta"] = float(delta)

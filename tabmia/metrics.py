@@ -601,6 +601,22 @@ def empirical_epsilon(
     return {"epsilon": point, "epsilon_lower": min(lower, point)}
 
 
+def _empirical_epsilons(counts: Any, delta: float, confidence: float) -> list[dict[str, float]]:
+    """:func:`empirical_epsilon` of each row of a frame with ``tp``, ``n_members``, ``fp``
+    and ``n_nonmembers`` columns (one per attack), in row order."""
+    return [
+        empirical_epsilon(
+            int(r.tp),
+            int(r.n_members),
+            int(r.fp),
+            int(r.n_nonmembers),
+            delta=delta,
+            confidence=confidence,
+        )
+        for r in counts[["tp", "n_members", "fp", "n_nonmembers"]].itertuples()
+    ]
+
+
 def attack_metrics(
     membership: Any,
     scores: Any,

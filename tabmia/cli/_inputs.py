@@ -84,6 +84,20 @@ def missing_data_line(exc: BaseException) -> str:
 DATA_FILE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq", ".gz")
 
 
+def add_data_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags :func:`read_data_flag` reads: ``--data``, ``--label``, ``--encoding``,
+    ``--sep``."""
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="data set name for tabmia.datasets.load_dataset, or a CSV / parquet file "
+        "(with --label)",
+    )
+    parser.add_argument("--label", default=None, help="label column of a --data file")
+    parser.add_argument("--encoding", default="utf-8", help="text encoding of a CSV --data")
+    parser.add_argument("--sep", default=",", help="field separator of a CSV --data")
+
+
 def read_data_flag(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     """``--data``: a file (with ``--label``) or a data set's name, as ``(X, y, bunch)``;
     ``bunch`` is the loader's result for a named data set (None for a file). One

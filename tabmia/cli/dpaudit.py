@@ -23,6 +23,7 @@ from typing import Any
 from tabmia.cli._args import add_command, fraction_or_count
 from tabmia.cli._inputs import (
     UsageError,
+    add_data_flags,
     check_out_folder,
     first_line,
     read_data_flag,
@@ -66,13 +67,7 @@ def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
         help=f"training recipe: {', '.join(MODEL_NAMES)}, or a joblib file of an "
         "unfitted estimator (loading it runs code in it)",
     )
-    p.add_argument(
-        "--data",
-        required=True,
-        help="data set name for tabmia.datasets.load_dataset, or a CSV / parquet file "
-        "(with --label)",
-    )
-    p.add_argument("--label", default=None, help="label column of a --data file")
+    add_data_flags(p)
     p.add_argument("--epsilon", type=float, default=None, help="the claimed epsilon to check")
     p.add_argument("--delta", type=float, default=1e-5, help="the claim's delta (default 1e-5)")
     p.add_argument(
@@ -123,8 +118,6 @@ def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
         help="CatBoost threads of a preset recipe (default: the library's)",
     )
     p.add_argument("--trust-types", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--encoding", default="utf-8", help="text encoding of a CSV --data")
-    p.add_argument("--sep", default=",", help="field separator of a CSV --data")
     p.add_argument(
         "--out",
         type=Path,

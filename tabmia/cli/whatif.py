@@ -28,6 +28,7 @@ from typing import Any
 from tabmia.cli._args import add_command, names
 from tabmia.cli._inputs import (
     UsageError,
+    add_data_flags,
     check_out_folder,
     first_line,
     read_data_flag,
@@ -47,12 +48,7 @@ def add_whatif_parser(sub: Any) -> argparse.ArgumentParser:
         doc=__doc__,
         help="re-audit candidate fixes of a model side by side: a privacy-utility frontier",
     )
-    p.add_argument(
-        "--data",
-        required=True,
-        help="data set name for tabmia.datasets.load_dataset, or a CSV / parquet file (with --label)",
-    )
-    p.add_argument("--label", default=None, help="label column of a --data file")
+    add_data_flags(p)
     p.add_argument(
         "--recipe",
         default="random_forest",
@@ -112,8 +108,6 @@ def add_whatif_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=1000, help="paired bootstrap replicates")
     p.add_argument("--threads", type=int, default=None, help="CatBoost threads of a preset recipe")
     p.add_argument("--trust-types", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--encoding", default="utf-8", help="text encoding of a CSV --data")
-    p.add_argument("--sep", default=",", help="field separator of a CSV --data")
     p.add_argument(
         "--out",
         type=Path,

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.metrics import _epsilon_from_rates, empirical_epsilon
+from tabmia.metrics import _empirical_epsilons, _epsilon_from_rates
 from tabmia.report.state import tie_bound
 
 __all__ = [
@@ -402,17 +402,7 @@ def check_auc(metrics: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
 def check_epsilon(summary: pd.DataFrame, limit: RiskLimit, delta: float) -> LimitCheck:
     """An ``epsilon`` limit: the ε each attack's decisions demonstrate for δ ``delta``."""
     cap = limit.limit
-    low = [
-        empirical_epsilon(
-            int(r.tp),
-            int(r.n_members),
-            int(r.fp),
-            int(r.n_nonmembers),
-            delta=delta,
-            confidence=CONFIDENCE,
-        )["epsilon_lower"]
-        for r in summary.itertuples()
-    ]  # one per attack
+    low = [e["epsilon_lower"] for e in _empirical_epsilons(summary, delta, CONFIDENCE)]
     point = [_epsilon_from_rates(r.tpr, r.fpr, delta) for r in summary.itertuples()]
     high = [_epsilon_from_rates(r.tpr_high, r.fpr_low, delta) for r in summary.itertuples()]
     rows = pd.DataFrame(

@@ -22,9 +22,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
 
-from tabmia._estimators import clone_unfitted
+from tabmia._estimators import clone_unfitted, is_fitted
 
 __all__ = ["HardenedOutput", "check_hardening", "harden_proba", "hardening_name"]
 
@@ -119,14 +118,6 @@ def harden_proba(
     return p
 
 
-def _is_fitted(estimator: Any) -> bool:
-    try:
-        check_is_fitted(estimator)
-    except (NotFittedError, TypeError):
-        return False
-    return True
-
-
 class HardenedOutput(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """A classifier whose probabilities are hardened before anyone sees them.
 
@@ -206,7 +197,7 @@ class HardenedOutput(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if model is None:
             raise ValueError("HardenedOutput needs an estimator")
         has_proba = hasattr(model, "predict_proba")
-        classes = getattr(model, "classes_", None) if _is_fitted(model) else None
+        classes = getattr(model, "classes_", None) if is_fitted(model) else None
         check_hardening(
             self.round,
             self.top_k,
@@ -220,7 +211,7 @@ class HardenedOutput(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """The fitted inner model: the one :meth:`fit` trained, else ``estimator`` itself."""
         if hasattr(self, "estimator_"):
             return self.estimator_
-        if self.estimator is not None and _is_fitted(self.estimator):
+        if self.estimator is not None and is_fitted(self.estimator):
             return self.estimator
         raise NotFittedError(
             "this HardenedOutput wraps an unfitted estimator: fit it, or wrap a fitted model"
@@ -229,7 +220,7 @@ class HardenedOutput(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def __sklearn_is_fitted__(self) -> bool:
         """Fitted when it trained its inner model or wraps a fitted one."""
         return hasattr(self, "estimator_") or (
-            self.estimator is not None and _is_fitted(self.estimator)
+            self.estimator is not None and is_fitted(self.estimator)
         )
 
     @property

@@ -22,10 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import check_is_fitted
 
-from tabmia._estimators import clone_unfitted
+from tabmia._estimators import clone_unfitted, is_fitted
 from tabmia._groups import check_groups, person_codes
 from tabmia._rows import n_rows, take_rows
 from tabmia._seeding import derived_seed, seed_from
@@ -48,14 +46,6 @@ def default_label_attacks(fpr: float = 0.01) -> dict[str, Any]:
         "gap": GapAttack(fpr=fpr),
         "noise_robustness": NoiseRobustnessAttack(n_noise=30, fpr=fpr),
     }
-
-
-def _is_fitted(estimator: Any) -> bool:
-    try:
-        check_is_fitted(estimator)
-    except (NotFittedError, TypeError):
-        return False
-    return True
 
 
 def _utility_split(
@@ -202,7 +192,7 @@ def whatif(
         if has_groups
         else None
     )
-    fitted = _is_fitted(estimator)
+    fitted = is_fitted(estimator)
     recipe = clone_unfitted(estimator)
     classes = np.unique(np.r_[y_train, y_population])
     resolved = resolve_variants(
