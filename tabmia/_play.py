@@ -81,10 +81,10 @@ def run_attacks(
     ``public_columns["person"]`` (the public records'): every attack's ``fit`` gets them
     as ``groups`` (an online attack's pool: the public records' then the candidates'), so
     that its shadow / reference models, held-out records and folds keep persons whole.
-    Where ``public_columns`` holds more than ``record`` (persons, ``slice:<name>``
-    columns), each attack that chose its threshold for an FPR appends to
-    ``calibration`` a frame of the scores it calibrated on (``calibration_scores_``),
-    with those columns of the records they belong to (``calibration_rows_``).
+    Where ``calibration`` is a list, each attack that chose its threshold for an FPR
+    appends to it a frame of the scores it calibrated on (``calibration_scores_``), with
+    the ``public_columns`` of the records they belong to (``calibration_rows_``: their
+    ``record``, and their persons and ``slice:<name>`` columns where the round has them).
 
     With ``keep_attacks=False`` each attack is let go once it has scored the candidates:
     a fitted shadow attack holds state per public record (LiRA: each shadow's score on
@@ -116,7 +116,7 @@ def run_attacks(
     public_columns = public_columns or {}
     public_persons = public_columns.get("person")
     candidate_persons = (extra_columns or {}).get("person")
-    keep_calibration = calibration is not None and set(public_columns) - {"record"}
+    keep_calibration = calibration is not None
     for name, proto in attacks.items():
         # what the split or the attack before freed, returned before this one trains
         release_freed_memory()

@@ -70,7 +70,11 @@ def test_one_record_per_person_changes_nothing(persons):
     assert np.array_equal(plain.scores["score"], grouped.scores["score"])
     cols = [c for c in plain.metrics if not c.endswith("_seconds")]
     assert plain.metrics[cols].equals(grouped.metrics[cols])
-    assert plain.calibration is None and "person" in grouped.scores
+    assert "person" in grouped.scores and "person" not in plain.calibration
+    # the calibration scores are kept with or without persons (docs: records, persons and
+    # slices): the same records and scores either way
+    cols = ["repeat", "attack", "record", "score"]
+    assert plain.calibration[cols].equals(grouped.calibration[cols])
 
 
 def test_audit_keeps_persons_whole_in_every_attack(persons):

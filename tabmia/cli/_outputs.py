@@ -222,6 +222,12 @@ def write_outputs(
             "at_own_threshold": json.loads(result.at_own_threshold().to_json(orient="records")),
             "metrics": json.loads(result.metrics.to_json(orient="records")),
         }
+        if args.epsilon is not None:  # the DP claim's one answer, about records
+            from tabmia.report.dp_claim import claim_answer
+
+            payload["claim"] = claim_answer(
+                result, args.epsilon, args.delta, records=records_result
+            ).to_dict()
         if slice_report is not None:
             payload["slices"] = slice_report.to_dict()
         person_tables = None
@@ -266,6 +272,7 @@ def write_outputs(
             accept_warnings=getattr(args, "accept_warnings", ()),
             person_tables=person_tables,
             slice_section=None if slice_report is None else _slice_section(slice_report),
+            records_result=records_result,
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)

@@ -342,7 +342,9 @@ def _own_model(
         )
     # the verdict and the gate decide from every finding: the inputs' (checked above, so
     # the model is queried once for them) before the attacks' own
-    result.findings = tuple(findings) + tuple(result.findings)
+    # (audit_model checks the persons too: their finding is kept once)
+    checked = {f.check for f in findings}
+    result.findings = tuple(findings) + tuple(f for f in result.findings if f.check not in checked)
     split = result.splits[0]
     given = "precomputed predicted labels" if args.train_pred else "precomputed probabilities"
     context = {
@@ -468,6 +470,7 @@ def run_audit(args: argparse.Namespace) -> int:
         epsilon=args.epsilon,
         delta=args.delta,
         state=state,
+        records=records_result if persons else None,
     )
     if slice_report is not None:
         verdict += slice_report.lines()

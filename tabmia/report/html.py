@@ -25,6 +25,7 @@ from tabmia.metrics import (
     ppv_interval,
     ppv_resolved,
 )
+from tabmia.report.dp_claim import claim_answer
 from tabmia.report.plots import plot_roc, plot_score_histograms
 from tabmia.report.state import CANNOT_TELL, SHOWN, verdict_state
 from tabmia.report.tables import format_scores, results_table
@@ -240,35 +241,34 @@ def _dp_section(
     epsilon: float,
     delta: float,
     gammas: tuple[float, ...],
-    max_records: int | None = None,
+    persons: tuple[Any, str] | None = None,
 ) -> str:
     """Two tables that fit the page: the DP check per attack, then PPV against its bound.
 
-    For a person-level audit (``max_records``: its largest person's records) the record-
-    level claim is checked as the group-privacy claim it makes for such a person."""
+    For a person-level audit (``persons``: its :class:`~tabmia.report.dp_claim.ClaimAnswer`
+    and what its persons are called), the claim, about records, is checked on the
+    record-level rates (``metrics`` are the records' where the answer has them), with the
+    persons' reading of it through group privacy above the table; without record-level
+    rates the persons' are checked against the group claim of the largest person."""
     claim, title = "", f"(ε = {epsilon:g}, δ = {delta:g})"
-    if max_records is not None:
-        from tabmia.claims import group_privacy
-
-        record_eps, record_delta = epsilon, delta
-        epsilon, delta = group_privacy(record_eps, max_records, record_delta)
-        if not delta < 1.0:
-            return (
-                f"<h2>Against a differential privacy claim {title}</h2><p class='note'>The "
-                f"audit's unit is the person. A claim of (ε, δ)-DP for records protects a "
-                f"person with k records only at (kε, k·e<sup>(k−1)ε</sup>δ) (group privacy): "
-                f"for this audit's largest person, of {max_records} records, δ reaches "
-                f"{delta:.3g} ≥ 1, so the claim promises that person nothing and no rate can "
-                "refute it; a person-level DP claim (each person's contribution bounded) can "
-                "be checked.</p>"
+    if persons is not None:
+        answer, noun = persons
+        said = html.escape(answer.lines(noun)[-1])
+        if answer.records is None:
+            p = answer.persons
+            if p["promises_nothing"]:
+                return (
+                    f"<h2>Against a differential privacy claim {title}</h2><p class='note'>"
+                    f"The audit's unit is the person. {said} A person-level DP claim (each "
+                    "person's contribution bounded) can be checked.</p>"
+                )
+            epsilon, delta = p["epsilon"], p["delta"]
+            claim = f"<p class='note'>The audit's unit is the person: {said}</p>"
+        else:
+            claim = (
+                "<p class='note'>The audit's unit is the person, but a DP claim is about "
+                f"records: the table checks the record-level rates of the same audit. {said}</p>"
             )
-        claim = (
-            f"<p class='note'>The audit's unit is the person. A claim of (ε = {record_eps:g}, "
-            f"δ = {record_delta:g})-DP for records protects a person with k records only at "
-            f"(kε, k·e<sup>(k−1)ε</sup>δ) (group privacy); the largest person here has "
-            f"{max_records} records, so the persons' rates are checked against (ε = "
-            f"{epsilon:.3g}, δ = {delta:.3g}).</p>"
-        )
     summary = own_threshold_summary(metrics)
     n_seeds = int(summary["n_seeds"].max())
     checks, ppvs = [], []
@@ -345,6 +345,7 @@ def write_html_report(
     accept_warnings: Any = (),
     person_tables: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     slice_section: tuple[list[str], pd.DataFrame, Any] | None = None,
+    records_result: Any = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -382,6 +383,9 @@ def write_html_report(
     slice_section : (list of str, DataFrame, Figure), default=None
         Which groups leak more (:func:`tabmia.slices.slice_report`): the disparity test's
         sentences, the per-slice table and its figure, shown after the attacks' tables.
+    records_result : ExperimentResult, default=None
+        For a person-level ``result``: the record-level audit it was made from, whose
+        rates a DP claim (about records) is judged from.
 
     The verdict box opens with the audit's state (risk shown, risk not shown, cannot
     tell) and holds every plausibility finding, each marked as what it does: makes the
@@ -425,6 +429,7 @@ def write_html_report(
         delta=delta,
         state=state,
         with_findings=False,
+        records=records_result,
     )
     look = {SHOWN: "shown", CANNOT_TELL: "cannot"}.get(state.state, "")
     findings = "".join(
@@ -513,16 +518,14 @@ def write_html_report(
             "number of slices, says so.</p>"
         )
     if epsilon is not None:
-        persons = getattr(result, "unit", "record") == "person"
-        parts.append(
-            _dp_section(
-                metrics,
-                epsilon,
-                delta,
-                gammas,
-                int(pd.to_numeric(result.scores["n_records"]).max()) if persons else None,
-            )
-        )
+        person_claim, dp_metrics = None, metrics
+        if getattr(result, "unit", "record") == "person":
+            if records_result is not None and "tp" in records_result.metrics:
+                records_result = records_result.with_delta(delta)
+                dp_metrics = records_result.metrics
+            answer = claim_answer(result, epsilon, delta, records=records_result)
+            person_claim = (answer, str((context or {}).get("persons", "persons")))
+        parts.append(_dp_section(dp_metrics, epsilon, delta, gammas, person_claim))
     if getattr(result, "unit", "record") == "person" or "record" not in result.scores:
         if person_tables is not None:
             parts.append(_person_section(*person_tables, context or {}))

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tabmia.claims import group_privacy, membership_claim_check
 from tabmia.metrics import (
     DEFAULT_DELTA,
     empirical_epsilon,
@@ -20,6 +19,7 @@ from tabmia.metrics import (
     ppv_interval,
     ppv_resolved,
 )
+from tabmia.report.dp_claim import claim_answer
 from tabmia.report.state import (  # their import path before tabmia.report.state
     ALL_TIED,
     STRONGEST_RULE,
@@ -148,6 +148,7 @@ def verdict_lines(
     accept_warnings: Any = (),
     state: VerdictState | None = None,
     with_findings: bool = True,
+    records: Any = None,
 ) -> list[str]:
     """Plain-language sentences an auditor reads first (plain text, no markup).
 
@@ -177,6 +178,10 @@ def verdict_lines(
         The decision, when the caller has it already.
     with_findings : bool, default=True
         Include one line per plausibility finding (the HTML report shows them apart).
+    records : ExperimentResult, default=None
+        For a person-level ``result``: the record-level audit it was made from. A DP
+        claim is about records and is judged from its rates; the persons' reading of it
+        (group privacy) stands beside that answer (:func:`tabmia.report.dp_claim.claim_answer`).
     """
     context = context or {}
     metrics = result.metrics
@@ -222,9 +227,10 @@ def verdict_lines(
     else:
         lines = [measured]
     auc_line = _significant_auc(metrics, summary)
-    if auc_line and (
-        int(best["tp"]) == 0 or best["tpr_low"] <= best["fpr_high"] or best["promise"] == "broken"
-    ):
+    # "no threshold singles out records beyond chance" holds only where none does, the
+    # strongest or not, whatever FPR it delivered (an attack that broke its FPR promise
+    # and still flags members beyond chance is said in the risk statement)
+    if auc_line and not bool((summary["tpr_low"] > summary["fpr_high"]).any()):
         lines.append(auc_line)
     lines += _silent_lines(state, summary, result.scores)
     if with_findings:
@@ -251,6 +257,7 @@ def verdict_lines(
             "which is what these attacks exploit."
         )
     g = max(gammas)
+    persons = getattr(result, "unit", "record") == "person"
     if int(best["tp"]) + int(best["fp"]) == 0:
         lines.append(
             "PPV (the share of flagged records that really are training records) is "
@@ -269,57 +276,26 @@ def verdict_lines(
     lines.append(
         f"The ε lower bound is the smallest ε for which (ε, δ = {delta:g})-differentially private "
         f"training could allow these rates (95% confidence); for {best_name} it is "
-        f"{eps['epsilon_lower']:.2f}" + (" (counts pooled over seeds)" if n_seeds > 1 else "") + "."
+        f"{eps['epsilon_lower']:.2f}"
+        + (" (counts pooled over seeds)" if n_seeds > 1 else "")
+        + (" (of the persons' rates)" if persons else "")
+        + "."
     )
-    persons = getattr(result, "unit", "record") == "person"
-    claim_eps, claim_delta, group = epsilon, delta, ""
-    if epsilon is not None and persons:
-        # record-level DP protects a person with k records only at group privacy's (kε, δ_k):
-        # the claim every person of this audit keeps is its largest person's
-        k = int(pd.to_numeric(result.scores["n_records"]).max())
-        claim_eps, claim_delta = group_privacy(epsilon, k, delta)
-        group = (
-            f" for records, which protects a person with k records at up to kε (group "
-            f"privacy); its largest person here has {k} records, so the claim the person-"
-            f"level rates are checked against is (ε = {claim_eps:.3g}, δ = {claim_delta:.3g})"
-        )
-    if epsilon is not None and not claim_delta < 1.0:
-        lines.append(
-            f"Against a claim of (ε = {epsilon:g}, δ = {delta:g})-DP for records: it protects "
-            f"a person with k records only at (kε, k·e^((k−1)ε)·δ) (group privacy), and for "
-            f"this audit's largest person ({k} records) δ reaches {claim_delta:.3g} ≥ 1: the "
-            "claim promises that person nothing, so no rate can refute it."
-        )
-    elif epsilon is not None:
-        assert claim_eps is not None  # set with epsilon
-        check = membership_claim_check(
-            int(best["tp"]),
-            int(best["n_members"]),
-            int(best["fp"]),
-            int(best["n_nonmembers"]),
-            claim_eps,
-            claim_delta,
-            confidence=confidence,
-        )
-        # the report's DP table and this sentence share one rule (tabmia.claims): a game
-        # that could not have refuted the claim says so instead of "consistent"
-        meaning = {
-            "consistent": "consistent with it (a game this size could have refuted it)",
-            "refuted": "inconsistent with it: the claim cannot hold",
-            "cannot_tell": f"cannot tell: {check.reason}",
-        }[check.state]
-        lines.append(
-            f"Against a claim of (ε = {epsilon:g}, δ = {delta:g})-DP{group}, {best_name}'s "
-            f"rates are {meaning}."
-        )
+    claim = (
+        None
+        if epsilon is None
+        else claim_answer(result, epsilon, delta, records=records, confidence=confidence)
+    )
     lines.append(
         "TPR at a fixed FPR (the ROC curve) needs a threshold set with the membership "
         "labels: those columns are an oracle's reference, not what the attacker achieved."
     )
+    noun = str(context.get("persons", "persons"))
     if persons:
-        noun = str(context.get("persons", "persons"))
         lines = [in_persons(line, noun) for line in lines]
         lines.insert(1 if not state.contradicted else 2, _person_rule_line(result, noun))
+    if claim is not None:  # about records, whatever the unit: said after the persons' words
+        lines[-1:-1] = claim.lines(noun)
     return lines
 
 
@@ -447,12 +423,19 @@ def _risk_statement(
             f"{n_pos} training records (95% upper bound, the bound the gate reads).{more}"
         )
     if best["promise"] == "broken" and state.strongest is not None:
+        beyond = (
+            f" Its flags do single out training records beyond chance, but at the FPR it "
+            f"delivered ({_pct(best['fpr'])}, at least {_pct(best['fpr_low'])}), not at the "
+            f"{_pct(best['fpr_target'])} it aimed at, so the risk at that FPR is not measured."
+            if best["tpr_low"] > best["fpr_high"]
+            else ""
+        )
         return (
             f"Cannot tell (risk not measured reliably){at} for {attacker}: every attack "
             f"flags more non-members than the "
             f"FPR it aimed at allows, so no threshold kept its promise (too few public "
             f"records, or public records unlike the candidates). The strongest by TPR − FPR, "
-            f"{how}, singles out {count}, while wrongly flagging {false}{sure}.{more}"
+            f"{how}, singles out {count}, while wrongly flagging {false}{sure}.{beyond}{more}"
         )
     if state.strongest is None:
         if nothing_flagged:
