@@ -280,18 +280,28 @@ def test_person_rates_beyond_the_group_claim_refute_it():
 # ------------------------------------------------------ the CLI's own results.json
 @pytest.fixture(scope="module")
 def audit_files(tmp_path_factory, write_audit_files):
-    """The breast-cancer forest audit's files, a logistic regression of the same records,
-    and person ids: three records per person, one person with 20 training records."""
+    """The breast-cancer forest audit's files (its loss scores tie at 1% FPR), a logistic
+    regression of the same records (leaks little), and a forest that memorises noisy
+    labels (its records' rates refute ε = 0.5), whose files also come with person ids:
+    three records per person, one person with 20 training records."""
     import joblib
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     d = tmp_path_factory.mktemp("consistency")
-    train, pop = write_audit_files(d)
-    X = train.drop(columns=LABEL)
+    train, _ = write_audit_files(d)
     weak = make_pipeline(StandardScaler(), LogisticRegression(C=0.01, max_iter=500))
-    joblib.dump(weak.fit(X, train[LABEL]), d / "weak.joblib")
+    joblib.dump(weak.fit(train.drop(columns=LABEL), train[LABEL]), d / "weak.joblib")
+    X, y = make_classification(n_samples=800, n_features=8, flip_y=0.3, random_state=0)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(8)]).assign(**{LABEL: y})
+    train, pop = frame.iloc[:400], frame.iloc[400:]
+    forest = RandomForestClassifier(n_estimators=50, random_state=0)
+    joblib.dump(forest.fit(train.drop(columns=LABEL), train[LABEL]), d / "noisy.joblib")
+    train.to_csv(d / "noisy_train.csv", index=False)
+    pop.to_csv(d / "noisy_pop.csv", index=False)
     ids_train = np.r_[np.zeros(20, int), 1 + np.arange(len(train) - 20) // 3]
     train.assign(pid=[f"t{i}" for i in ids_train]).to_csv(d / "train_p.csv", index=False)
     pop.assign(pid=[f"p{i // 3}" for i in range(len(pop))]).to_csv(d / "pop_p.csv", index=False)
@@ -310,29 +320,37 @@ def _files(d, model="model.joblib", train="train.csv", pop="pop.csv"):
             "--population", str(d / pop), "--label", LABEL]
 
 
-#: (name, extra arguments, files): records, persons, slices, label-only, ties, DP claims.
+NOISY = {"model": "noisy.joblib", "train": "noisy_train.csv", "pop": "noisy_pop.csv"}
+#: (name, extra arguments, files, the claim's answer): records and persons, slices,
+#: label-only, ties, a gate, DP claims refuted / consistent / cannot tell.
 MATRIX = [
-    ("records-refuted", ["--attacks", "loss,entropy", "--epsilon", "0.5"], {}),
-    ("records-cannot-tell", ["--attacks", "loss", "--epsilon", "50"], {}),
-    ("records-consistent", ["--attacks", "loss", "--epsilon", "1"], {"model": "weak.joblib"}),
-    ("ties", ["--attacks", "loss", "--fpr", "0.01"], {}),
-    ("label-only", ["--attacks", "gap", "--label-only", "--accept-warning", "label_only"], {}),
-    ("slices", ["--attacks", "loss", "--slice-by", "mean radius"], {}),
+    ("records-refuted", ["--attacks", "loss,entropy", "--fpr", "0.05", "--epsilon", "0.5"],
+     NOISY, "refuted"),
+    ("records-consistent", ["--attacks", "loss", "--fpr", "0.05", "--epsilon", "1"],
+     {"model": "weak.joblib"}, "consistent"),
+    ("records-cannot-tell", ["--attacks", "loss", "--fpr", "0.05", "--epsilon", "50"], NOISY,
+     "cannot_tell"),
+    ("ties-claim", ["--attacks", "loss", "--fpr", "0.01", "--epsilon", "0.5"], {},
+     "cannot_tell"),
+    ("label-only", ["--attacks", "gap", "--label-only", "--accept-warning", "label_only"], {},
+     None),
+    ("slices", ["--attacks", "loss", "--fpr", "0.05", "--slice-by", "x0"], NOISY, None),
     ("persons-claim", ["--attacks", "loss", "--group-column", "pid", "--fpr", "0.05",
-                       "--epsilon", "1"], {"train": "train_p.csv", "pop": "pop_p.csv"}),
-    ("gate", ["--attacks", "loss", "--fail-above", "tpr@0.05=0.05,auc=0.6"], {}),
+                       "--epsilon", "0.5"], {**NOISY, "train": "train_p.csv",
+                                             "pop": "pop_p.csv"}, "refuted"),
+    ("gate", ["--attacks", "loss", "--fail-above", "tpr@0.05=0.05,auc=0.6"], {}, None),
 ]
 
 
-@pytest.mark.parametrize("name, extra, files", MATRIX, ids=[m[0] for m in MATRIX])
-def test_cli_audits_contradict_nothing(audit_files, tmp_path, name, extra, files):
+@pytest.mark.parametrize("name, extra, files, claim", MATRIX, ids=[m[0] for m in MATRIX])
+def test_cli_audits_contradict_nothing(audit_files, tmp_path, name, extra, files, claim):
     results = _cli_results([*_files(audit_files, **files), *extra], tmp_path / name)
     assert check_statements(results) == []
-    if "--epsilon" in extra:
-        assert results["claim"]["state"] == name.split("-", 1)[1].replace("-", "_") or (
-            name == "persons-claim")
+    if claim is not None:
+        assert results["claim"]["state"] == claim
     if name == "persons-claim":
         assert results["unit"] == "person" and results["claim"]["decided_by"] == "records"
+        assert results["claim"]["persons"]["max_records"] == 20
 
 
 def test_cli_keeps_the_shared_persons_finding_once(audit_files, tmp_path):
@@ -341,7 +359,7 @@ def test_cli_keeps_the_shared_persons_finding_once(audit_files, tmp_path):
     pop = pd.read_csv(d / "pop_p.csv")
     pop.loc[:2, "pid"] = "t0"  # the 20-record training person has population records too
     pop.to_csv(tmp_path / "pop_shared.csv", index=False)
-    argv = ["audit", "--model-file", str(d / "model.joblib"), "--train",
+    argv = ["audit", "--model-file", str(d / "noisy.joblib"), "--train",
             str(d / "train_p.csv"), "--population", str(tmp_path / "pop_shared.csv"),
             "--label", LABEL, "--attacks", "loss", "--group-column", "pid"]
     results = _cli_results(argv, tmp_path / "out")

@@ -10,7 +10,7 @@ attack), so a sentence written from a wrong field is caught too.
 
 The fields read (absent ones skip their rules):
 
-- ``verdict`` (the sentences), ``state.state``, ``metrics`` (per repeat and attack:
+- ``verdict`` (the sentences), ``state.state``, ``state.blind``, ``metrics`` (per repeat and attack:
   ``attack``, ``tp``, ``n_members``, ``fp``, ``n_nonmembers``, ``fpr_target``), and for a
   person-level audit (``unit == "person"``) ``record_metrics`` (the same, of records);
 - ``config.epsilon`` / ``config.delta`` (a DP claim) and ``claim`` (its answer:
@@ -62,6 +62,7 @@ class Contradiction:
     evidence: str
 
     def __str__(self) -> str:
+        """The rule, the statement and the evidence on one line."""
         return f"{self.rule}: {self.statement!r} contradicted by {self.evidence}"
 
 
@@ -102,7 +103,7 @@ def _verdict(results: Mapping[str, Any]) -> list[str]:
 
 # -------------------------------------------------------------------- verdict
 def _beyond_chance_denied(results: Mapping[str, Any]) -> Iterator[Contradiction]:
-    """"No threshold ... singles out records beyond chance" while an attack's TPR interval
+    """The AUC line's "no threshold ... singles out records beyond chance" while an attack's TPR interval
     lies above its FPR's, at whatever FPR it delivered (issue 46, item 5)."""
     summary = _summary(results.get("metrics"))
     if summary is None:
@@ -144,7 +145,11 @@ def _state_vs_rates(results: Mapping[str, Any]) -> Iterator[Contradiction]:
 
 
 #: How the verdict's first sentence opens for each state.
-_OPENINGS = {"risk shown": "Risk:", "risk not shown": "Risk not shown", "cannot tell": "Cannot tell"}
+_OPENINGS = {
+    "risk shown": "Risk:",
+    "risk not shown": "Risk not shown",
+    "cannot tell": "Cannot tell",
+}
 
 
 def _first_line_vs_state(results: Mapping[str, Any]) -> Iterator[Contradiction]:
@@ -203,7 +208,7 @@ def _claim_facts(
 
 
 def _claim_refutation_hidden(results: Mapping[str, Any]) -> Iterator[Contradiction]:
-    """"Cannot tell", "consistent" or "no rate can refute" said of a DP claim (or stored
+    """A DP claim called "cannot tell", "consistent" or "no rate can refute" (or stored
     as ``claim.state``) while the strongest record-level attack's ε lower bound is above
     the claim: the records' rates refute it whatever the audit's unit (issue 46, item 2)."""
     facts = _claim_facts(results)
@@ -214,12 +219,14 @@ def _claim_refutation_hidden(results: Mapping[str, Any]) -> Iterator[Contradicti
         yield Contradiction("claim_refutation_hidden", text, evidence)
     answer = results.get("claim") or {}
     if answer and answer.get("state") != "refuted":
-        yield Contradiction("claim_refutation_hidden", f"claim.state: {answer.get('state')}", evidence)
+        yield Contradiction(
+            "claim_refutation_hidden", f"claim.state: {answer.get('state')}", evidence
+        )
 
 
 def _claim_refutation_unsupported(results: Mapping[str, Any]) -> Iterator[Contradiction]:
-    """"The claim cannot hold" where neither the strongest record-level attack nor, in a
-    person-level audit, the persons' rates against the group claim of its largest person
+    """A DP claim said not to hold ("the claim cannot hold") where neither the strongest
+    record-level attack nor, in a person-level audit, the persons' rates against the group claim of its largest person
     (group privacy) refute it."""
     facts = _claim_facts(results)
     if facts is None or facts[1] is not True or facts[2] is None or facts[2][0]:
@@ -237,6 +244,21 @@ def _claim_refutation_unsupported(results: Mapping[str, Any]) -> Iterator[Contra
             if by_persons is not None and by_persons[0]:
                 return
     yield Contradiction("claim_refutation_unsupported", text, evidence)
+
+
+def _claim_consistent_while_blind(results: Mapping[str, Any]) -> Iterator[Contradiction]:
+    """A DP claim called "consistent" on the rates of an attack that flags nobody because
+    its scores tie where its threshold falls (``state.blind``): the verdict says its zero
+    says nothing at that FPR, so it is no evidence that the claim holds."""
+    blind = set((results.get("state") or {}).get("blind") or [])
+    if results.get("unit") == "person" or not blind:
+        return
+    for line in _verdict(results):
+        found = re.search(r"-DP, (.+?)'s rates are consistent with it", line)
+        if found and found.group(1) in blind:
+            yield Contradiction(
+                "claim_consistent_while_blind", line, f"state.blind: {sorted(blind)}"
+            )
 
 
 def _largest_person(results: Mapping[str, Any], text: str) -> int | None:
@@ -331,7 +353,7 @@ def _named_at_unequal_fpr(results: Mapping[str, Any]) -> Iterator[Contradiction]
 
 
 def _equal_fpr_without_flags(results: Mapping[str, Any]) -> Iterator[Contradiction]:
-    """"At equal FPR" said of an attack and slicing where a slice's calibrated threshold
+    """A slice sentence's "at equal FPR" said of an attack and slicing where a slice's calibrated threshold
     flags nobody, members or non-members, though the FPR it aims at would flag some of
     its non-members (below a 5% chance of none): its threshold sits on a tie, and the
     slices are not compared at equal FPR (issue 46, item 11)."""
@@ -401,6 +423,7 @@ RULES: dict[str, Callable[[Mapping[str, Any]], Iterator[Contradiction]]] = {
     "first_line_vs_state": _first_line_vs_state,
     "claim_refutation_hidden": _claim_refutation_hidden,
     "claim_refutation_unsupported": _claim_refutation_unsupported,
+    "claim_consistent_while_blind": _claim_consistent_while_blind,
     "gate_outcome_vs_interval": _gate_outcomes,
     "named_slice_interval_holds_zero": _named_interval,
     "named_slice_at_unequal_fpr": _named_at_unequal_fpr,

@@ -17,16 +17,16 @@ rates above what the claim allows them refute it too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 
 from tabmia.claims import ClaimCheck, group_privacy, membership_claim_check
 from tabmia.metrics import DEFAULT_DELTA, empirical_epsilon
-from tabmia.report.state import own_threshold_summary
+from tabmia.report.state import own_threshold_summary, tie_reach
 
-__all__ = ["ClaimAnswer", "claim_answer"]
+__all__ = ["ClaimAnswer", "blind_attacks", "claim_answer"]
 
 #: Each state of a claim check in the verdict's words.
 _MEANING = {
@@ -65,15 +65,39 @@ class _Rates:
         }
 
 
-def _strongest_rates(
-    metrics: pd.DataFrame, epsilon: float, delta: float, confidence: float
-) -> _Rates:
-    """The strongest attack of ``metrics`` (pooled over repeats) against (ε, δ)."""
-    summary = own_threshold_summary(metrics, confidence=confidence)
+def blind_attacks(result: Any, summary: pd.DataFrame | None = None) -> set[str]:
+    """The attacks of ``result`` that flag nobody because their scores tie where their
+    threshold falls (:func:`~tabmia.report.state.tie_reach`): their zero is no evidence."""
+    scores = getattr(result, "scores", None)
+    if not isinstance(scores, pd.DataFrame):
+        return set()
+    summary = own_threshold_summary(result.metrics) if summary is None else summary
+    ties = tie_reach(scores, summary["fpr_target"])
+    return {
+        str(a)
+        for a in summary.index
+        if a in ties.index and bool(ties.at[a, "blind"]) and summary.at[a, "tp"] == 0
+    }
+
+
+def _strongest_rates(result: Any, epsilon: float, delta: float, confidence: float) -> _Rates:
+    """The strongest attack of ``result`` (pooled over repeats) against (ε, δ).
+
+    An attack that flags nobody because its scores tie where its threshold falls
+    (:func:`~tabmia.report.state.tie_reach`) shows nothing at that FPR: its zero is no
+    evidence that the claim holds, so the answer is "cannot tell", never "consistent"."""
+    summary = own_threshold_summary(result.metrics, confidence=confidence)
     name, best = str(summary.index[0]), summary.iloc[0]
     counts = tuple(int(best[k]) for k in ("tp", "n_members", "fp", "n_nonmembers"))
     eps = empirical_epsilon(*counts, delta=delta, confidence=confidence)["epsilon_lower"]
     check = membership_claim_check(*counts, epsilon, delta, confidence=confidence)
+    if check.state == "consistent" and name in blind_attacks(result, summary):
+        check = replace(
+            check,
+            state="cannot_tell",
+            reason=f"{name}'s scores tie where its threshold falls, so it flags nobody "
+            "there: its zero says nothing about the model at that FPR",
+        )
     return _Rates(name, *counts, float(eps), check)
 
 
@@ -158,21 +182,24 @@ class ClaimAnswer:
         refuted = self.state == "refuted"
         if p["promises_nothing"]:
             tail = (
-                f", for whom δ reaches {p['delta']:.3g} ≥ 1: the claim promises that person "
-                "nothing"
+                f", for whom δ reaches {p['delta']:.3g} ≥ 1: the claim promises that person nothing"
             )
             if alone:
                 return head + tail + f", so the {noun}' rates cannot test it (the records' can)."
-            return head + tail + (
-                " even where it holds, and here the record-level rates show it does not."
-                if refuted
-                else f"; the {noun}' rates cannot test it, so the records' answer above stands."
+            return (
+                head
+                + tail
+                + (
+                    " even where it holds, and here the record-level rates show it does not."
+                    if refuted
+                    else f"; the {noun}' rates cannot test it, so the records' answer above stands."
+                )
             )
         check = p["state"]
-        said = _MEANING.get(check, f"cannot tell: {p['reason']}")
+        said = f"are {_MEANING[check]}" if check in _MEANING else f"cannot tell: {p['reason']}"
         text = (
             f"{head}, so the {noun}' rates are checked against (ε = {p['epsilon']:.3g}, δ = "
-            f"{p['delta']:.3g}): {p['attack']}'s are {said}"
+            f"{p['delta']:.3g}): {p['attack']}'s {said}"
         )
         if refuted and check != "refuted":
             text += "; the record-level rates refute the claim all the same"
@@ -206,13 +233,11 @@ def claim_answer(
     ClaimAnswer
     """
     persons = getattr(result, "unit", "record") == "person"
-    record_metrics = (
-        records.metrics if records is not None else (None if persons else result.metrics)
-    )
+    record_result = records if records is not None else (None if persons else result)
     rec = (
         None
-        if record_metrics is None
-        else _strongest_rates(record_metrics, epsilon, delta, confidence)
+        if record_result is None
+        else _strongest_rates(record_result, epsilon, delta, confidence)
     )
     if not persons:
         assert rec is not None  # a record-level result has record metrics
@@ -227,7 +252,7 @@ def claim_answer(
     }
     person_state = None
     if delta_k < 1.0:
-        rates = _strongest_rates(result.metrics, float(eps_k), float(delta_k), confidence)
+        rates = _strongest_rates(result, float(eps_k), float(delta_k), confidence)
         person.update(rates.to_dict())
         person_state = rates.check.state
     if rec is not None and (rec.check.state == "refuted" or person_state != "refuted"):

@@ -25,7 +25,7 @@ from tabmia.metrics import (
     ppv_interval,
     ppv_resolved,
 )
-from tabmia.report.dp_claim import claim_answer
+from tabmia.report.dp_claim import blind_attacks, claim_answer
 from tabmia.report.plots import plot_roc, plot_score_histograms
 from tabmia.report.state import CANNOT_TELL, SHOWN, verdict_state
 from tabmia.report.tables import format_scores, results_table
@@ -223,10 +223,13 @@ def _verdict_class(text: str) -> str:
 DP_VERDICT_COLUMN = "consistent with the claim?"
 
 
-def _claim_cell(claim: Any, rates: dict[str, Any], n_neg: int) -> str:
-    """The DP table's decisive cell: yes, no, or cannot tell and what would tell."""
+def _claim_cell(claim: Any, rates: dict[str, Any], n_neg: int, blind: bool = False) -> str:
+    """The DP table's decisive cell: yes, no, or cannot tell and what would tell (an
+    attack that flags nobody because its scores tie shows nothing: never "yes")."""
     if claim.state == "refuted":
         return "no: the claim cannot hold"
+    if claim.state == "consistent" and blind:
+        return "cannot tell: its scores tie where its threshold falls (it flags nobody)"
     if claim.state == "consistent":
         return "yes"
     if rates["verdict"] == "not resolved":
@@ -242,6 +245,7 @@ def _dp_section(
     delta: float,
     gammas: tuple[float, ...],
     persons: tuple[Any, str] | None = None,
+    blind: frozenset[str] = frozenset(),
 ) -> str:
     """Two tables that fit the page: the DP check per attack, then PPV against its bound.
 
@@ -280,7 +284,10 @@ def _dp_section(
             {
                 "attack": name,
                 DP_VERDICT_COLUMN: _claim_cell(
-                    membership_claim_check(tp, n_pos, fp, n_neg, epsilon, delta), check, n_neg
+                    membership_claim_check(tp, n_pos, fp, n_neg, epsilon, delta),
+                    check,
+                    n_neg,
+                    blind=name in blind,
                 ),
                 "members flagged: TPR [95%]": f"{tp}/{n_pos}: "
                 + _interval(r["tpr"], r["tpr_low"], r["tpr_high"], 4),
@@ -518,14 +525,23 @@ def write_html_report(
             "number of slices, says so.</p>"
         )
     if epsilon is not None:
-        person_claim, dp_metrics = None, metrics
+        person_claim, dp_result = None, result
         if getattr(result, "unit", "record") == "person":
             if records_result is not None and "tp" in records_result.metrics:
                 records_result = records_result.with_delta(delta)
-                dp_metrics = records_result.metrics
+                dp_result = records_result
             answer = claim_answer(result, epsilon, delta, records=records_result)
             person_claim = (answer, str((context or {}).get("persons", "persons")))
-        parts.append(_dp_section(dp_metrics, epsilon, delta, gammas, person_claim))
+        parts.append(
+            _dp_section(
+                dp_result.metrics,
+                epsilon,
+                delta,
+                gammas,
+                person_claim,
+                frozenset(blind_attacks(dp_result)),
+            )
+        )
     if getattr(result, "unit", "record") == "person" or "record" not in result.scores:
         if person_tables is not None:
             parts.append(_person_section(*person_tables, context or {}))
