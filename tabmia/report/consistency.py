@@ -214,7 +214,7 @@ def _claim_refutation_hidden(results: Mapping[str, Any]) -> Iterator[Contradicti
     facts = _claim_facts(results)
     if facts is None or facts[2] is None or not facts[2][0]:
         return
-    text, said, (_, evidence), _, _ = facts
+    text, said, (_, evidence) = facts[0], facts[1], facts[2]
     if said is False:
         yield Contradiction("claim_refutation_hidden", text, evidence)
     answer = results.get("claim") or {}
@@ -226,12 +226,12 @@ def _claim_refutation_hidden(results: Mapping[str, Any]) -> Iterator[Contradicti
 
 def _claim_refutation_unsupported(results: Mapping[str, Any]) -> Iterator[Contradiction]:
     """A DP claim said not to hold ("the claim cannot hold") where neither the strongest
-    record-level attack nor, in a person-level audit, the persons' rates against the group claim of its largest person
-    (group privacy) refute it."""
+    record-level attack nor, in a person-level audit, the persons' rates against the group
+    claim of its largest person (group privacy) refute it."""
     facts = _claim_facts(results)
     if facts is None or facts[1] is not True or facts[2] is None or facts[2][0]:
         return
-    text, _, (_, evidence), epsilon, delta = facts
+    text, (_, evidence), epsilon, delta = facts[0], facts[2], facts[3], facts[4]
     if results.get("unit") == "person":
         k = _largest_person(results, text)
         if k is not None:

@@ -88,9 +88,9 @@ def _strongest_rates(result: Any, epsilon: float, delta: float, confidence: floa
     evidence that the claim holds, so the answer is "cannot tell", never "consistent"."""
     summary = own_threshold_summary(result.metrics, confidence=confidence)
     name, best = str(summary.index[0]), summary.iloc[0]
-    counts = tuple(int(best[k]) for k in ("tp", "n_members", "fp", "n_nonmembers"))
-    eps = empirical_epsilon(*counts, delta=delta, confidence=confidence)["epsilon_lower"]
-    check = membership_claim_check(*counts, epsilon, delta, confidence=confidence)
+    tp, n_mem, fp, n_neg = (int(best[k]) for k in ("tp", "n_members", "fp", "n_nonmembers"))
+    eps = empirical_epsilon(tp, n_mem, fp, n_neg, delta=delta, confidence=confidence)
+    check = membership_claim_check(tp, n_mem, fp, n_neg, epsilon, delta, confidence=confidence)
     if check.state == "consistent" and name in blind_attacks(result, summary):
         check = replace(
             check,
@@ -98,7 +98,7 @@ def _strongest_rates(result: Any, epsilon: float, delta: float, confidence: floa
             reason=f"{name}'s scores tie where its threshold falls, so it flags nobody "
             "there: its zero says nothing about the model at that FPR",
         )
-    return _Rates(name, *counts, float(eps), check)
+    return _Rates(name, tp, n_mem, fp, n_neg, float(eps["epsilon_lower"]), check)
 
 
 @dataclass(frozen=True)
