@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import joblib
 import numpy as np
@@ -183,3 +184,34 @@ def test_cli_writes_verdict_and_own_threshold_decisions(tmp_path, capsys):
     assert "## Verdict" in md and "What was attacked" in md and "tabmia " in md
     html = (out / "report.html").read_text()
     assert "seed 0 of 2" in html and "command: <code>" in html and "δ = 0.01" in html
+
+
+def test_a_blind_attack_is_never_consistent_with_a_dp_claim(tmp_path):
+    """Scores tied where the threshold falls flag nobody: that zero is "cannot tell" of a DP
+    claim in the verdict and in the report's DP table, never "consistent" / "yes"."""
+    member = np.r_[np.ones(300, bool), np.zeros(300, bool)]
+    s = np.r_[np.zeros(250), np.linspace(-3, -1, 50), np.zeros(250), np.linspace(-3, -1, 50)]
+    result = _result(member, {"tied": s}, {"tied": 0.5})  # above the tie at 0: flags nobody
+    assert M.dp_consistency(0, 300, 0, 300, epsilon=0.5)["verdict"] == "yes"  # the raw rule
+    claim = [line for line in verdict_lines(result, epsilon=0.5) if "Against a claim" in line]
+    assert claim == [
+        "Against a claim of (ε = 0.5, δ = 1e-05)-DP, tied's rates are cannot tell: tied's "
+        "scores tie where its threshold falls, so it flags nobody there: its zero says "
+        "nothing about the model at that FPR."]
+    html = write_html_report(result, tmp_path / "r.html", epsilon=0.5).read_text()
+    assert "cannot tell: its scores tie where its threshold falls" in html
+    assert "<td class='yes'>yes</td>" not in html
+
+
+def test_audit_model_keeps_the_calibration_scores_without_persons_or_slices():
+    """``calibration`` is there whenever an attack chose an FPR threshold (issue 46, item
+    13): the public records' scores, one row per public record and attack."""
+    X, y = load_breast_cancer(return_X_y=True)
+    model = RandomForestClassifier(n_estimators=10, random_state=0).fit(X[:300], y[:300])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the notes of a small audit
+        result = audit_model(model, X[:300], y[:300], X[300:], y[300:],
+                             {"loss": LossAttack(fpr=0.05)}, random_state=0)
+    cal = result.calibration
+    assert cal is not None and {"attack", "record", "score"} <= set(cal.columns)
+    assert sorted(cal["record"]) == sorted(result.splits[0].public)
