@@ -20,7 +20,7 @@ import pytest
 
 from tabmia.cli import main
 from tabmia.experiment import ExperimentResult
-from tabmia.report.consistency import RULES, Contradiction, check_statements
+from tabmia.report.consistency import PERSON_BANDS, RULES, Contradiction, check_statements
 from tabmia.report.dp_claim import claim_answer
 from tabmia.report.state import verdict_state
 from tabmia.report.verdict import verdict_lines
@@ -138,6 +138,29 @@ ITEM3 = {
 }
 
 
+#: Item 12: "calibrated on ... public persons of the same number of records" where the
+#: bands merged ("1" and "2+").
+ITEM12 = {
+    "unit": "person",
+    "most_exposed": [{"attack": "lira", "rank": 1, "n_records": 9, "band": "2+"},
+                     {"attack": "lira", "rank": 2, "n_records": 1, "band": "1"}],
+    "verdict": [
+        "Risk: ...",
+        "The unit is the person: each of an attack's patients is scored by combining the "
+        "scores of its records (max rule; patients have 1 to 40 records, 1.70 on average), "
+        "and its threshold was calibrated on 650 public patients of the same number of "
+        "records, so the promised FPR holds for a fresh non-member with one record and with "
+        "many.",
+    ],
+}
+
+
+def test_the_checker_knows_the_persons_bands():
+    from tabmia.persons import BANDS
+
+    assert tuple(BANDS) == PERSON_BANDS
+
+
 @pytest.mark.parametrize("results, rule", [
     (ITEM5, "beyond_chance_denied"),
     (ITEM2, "claim_refutation_hidden"),
@@ -146,8 +169,9 @@ ITEM3 = {
     (ITEM11, "equal_fpr_without_flags"),
     (ITEM11, "named_slice_at_unequal_fpr"),
     (ITEM3, "hardening_above_original"),
+    (ITEM12, "merged_bands_said_same"),
 ], ids=["item5", "item2", "item6-interval", "item6-fpr", "item11-power", "item11-named",
-        "item3"])
+        "item3", "item12"])
 def test_the_issues_cases_are_contradictions(results, rule):
     found = check_statements(results)
     assert rule in _rules(found), found
@@ -168,7 +192,9 @@ def test_each_rule_holds_on_agreeing_numbers():
     agree11 = {"slices": {"lines": [ITEM11_POWER], "tests": [], "table": table11}}
     frontier3 = [ITEM3["frontier"][0], {**ITEM3["frontier"][1], "tpr_low": 0.03}]
     agree3 = {"best": None, "frontier": frontier3}
-    for results in (agree5, agree2, agree6, agree11, agree3):
+    exposed12 = [{**r, "band": "2-3"} for r in ITEM12["most_exposed"]]
+    agree12 = {**ITEM12, "most_exposed": exposed12}
+    for results in (agree5, agree2, agree6, agree11, agree3, agree12):
         assert check_statements(results) == []
 
 
@@ -380,4 +406,21 @@ def test_cli_built_in_audits_contradict_nothing(shared_data, tmp_path, dataset, 
     """The issue's data sets (sliced by default; diabetes130 by patient, and by record)."""
     argv = ["audit", "--dataset", dataset, "--max-records", "1500", *extra]
     results = _cli_results(argv, tmp_path / dataset)
+    assert check_statements(results) == []
+
+
+def test_cli_whatif_with_hardenings_contradicts_nothing(audit_files, tmp_path):
+    """A what-if run's results.json: the original and its hardenings (rounded, labels
+    only), each measured with the same attack."""
+    d = audit_files
+    data = pd.concat([pd.read_csv(d / "noisy_train.csv"), pd.read_csv(d / "noisy_pop.csv")])
+    data.to_csv(tmp_path / "noisy.csv", index=False)
+    out = tmp_path / "whatif"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        main(["whatif", "--data", str(tmp_path / "noisy.csv"), "--label", LABEL, "--variants",
+              "harden", "--attacks", "loss", "--fpr", "0.05", "--out", str(out)])
+    results = json.loads((out / "results.json").read_text())
+    kinds = [row["kind"] for row in results["frontier"]]
+    assert kinds[0] == "original" and kinds.count("harden") == 3
     assert check_statements(results) == []

@@ -15,6 +15,7 @@ The fields read (absent ones skip their rules):
   person-level audit (``unit == "person"``) ``record_metrics`` (the same, of records);
 - ``config.epsilon`` / ``config.delta`` (a DP claim) and ``claim`` (its answer:
   ``state``, ``decided_by``);
+- ``most_exposed`` (``band``) of a person-level audit;
 - ``gate.checks`` (``metric``, ``limit``, ``outcome``, ``low``, ``high``);
 - ``slices``: ``lines``, ``tests`` (``attack``, ``slicing``, ``metric``, ``slice``,
   ``significant``, ``difference_low``, ``tpr_slice``, ``fpr_slice``, ``tpr_rest``,
@@ -38,7 +39,7 @@ import pandas as pd
 from tabmia.metrics import clopper_pearson, empirical_epsilon
 from tabmia.report.state import own_threshold_summary
 
-__all__ = ["RULES", "Contradiction", "check_statements"]
+__all__ = ["PERSON_BANDS", "RULES", "Contradiction", "check_statements"]
 
 _TOL = 1e-9
 
@@ -270,6 +271,33 @@ def _largest_person(results: Mapping[str, Any], text: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+# -------------------------------------------------------------------- persons
+#: The record-count bands a person-level threshold is calibrated in, unmerged
+#: (:data:`tabmia.persons.BANDS`, a layer above this one; a test keeps them equal). A band
+#: labelled otherwise in ``most_exposed`` merged some of them.
+PERSON_BANDS = ("1", "2-3", "4-7", "8-15", "16+")
+
+
+def _merged_bands_said_same(results: Mapping[str, Any]) -> Iterator[Contradiction]:
+    """Persons said calibrated on public persons "of the same number of records" where
+    the bands merged (a ``most_exposed`` person's ``band`` is no single band; issue 46,
+    item 12)."""
+    merged = sorted(
+        {
+            str(r.get("band"))
+            for r in results.get("most_exposed") or []
+            if r.get("band") is not None and str(r.get("band")) not in PERSON_BANDS
+        }
+    )
+    if not merged:
+        return
+    for line in _verdict(results):
+        if "of the same number of records" in line:
+            yield Contradiction(
+                "merged_bands_said_same", line, f"most_exposed bands merged: {merged}"
+            )
+
+
 # ----------------------------------------------------------------------- gate
 def _gate_outcomes(results: Mapping[str, Any]) -> Iterator[Contradiction]:
     """Each gate limit's outcome against its interval: "above" needs the lower bound over
@@ -424,6 +452,7 @@ RULES: dict[str, Callable[[Mapping[str, Any]], Iterator[Contradiction]]] = {
     "claim_refutation_hidden": _claim_refutation_hidden,
     "claim_refutation_unsupported": _claim_refutation_unsupported,
     "claim_consistent_while_blind": _claim_consistent_while_blind,
+    "merged_bands_said_same": _merged_bands_said_same,
     "gate_outcome_vs_interval": _gate_outcomes,
     "named_slice_interval_holds_zero": _named_interval,
     "named_slice_at_unequal_fpr": _named_at_unequal_fpr,
