@@ -424,3 +424,18 @@ def test_cli_whatif_with_hardenings_contradicts_nothing(audit_files, tmp_path):
     kinds = [row["kind"] for row in results["frontier"]]
     assert kinds[0] == "original" and kinds.count("harden") == 3
     assert check_statements(results) == []
+
+
+def test_cli_checks_its_own_statements_when_asked(audit_files, tmp_path, monkeypatch):
+    """Under TABMIA_CHECK_STATEMENTS a contradiction in tabmia audit's own results.json
+    fails loudly (a bug of tabmia's, raised in tests, never shown to users)."""
+    import tabmia.report.verdict as verdict
+
+    planted = ITEM5["verdict"][1]  # "no threshold ... beyond chance", beside a risk shown
+    real = verdict.verdict_lines
+    monkeypatch.setattr(verdict, "verdict_lines", lambda *a, **k: [*real(*a, **k), planted])
+    monkeypatch.setenv("TABMIA_CHECK_STATEMENTS", "1")
+    argv = [*_files(audit_files, **NOISY), "--attacks", "loss", "--fpr", "0.05"]
+    with pytest.raises(AssertionError, match="beyond_chance_denied"):
+        _cli_results(argv, tmp_path / "out")
+    assert not (tmp_path / "out" / "results.json").exists()  # nothing written
