@@ -439,3 +439,17 @@ def test_cli_checks_its_own_statements_when_asked(audit_files, tmp_path, monkeyp
     with pytest.raises(AssertionError, match="beyond_chance_denied"):
         _cli_results(argv, tmp_path / "out")
     assert not (tmp_path / "out" / "results.json").exists()  # nothing written
+
+
+def test_an_attack_with_evidence_goes_before_one_flagging_more_within_chance():
+    """A flags more members (12 vs 9 of 100) but within chance at its 5 non-members; B's 9
+    at no non-member show a risk: the state is "risk shown" with B, never "not shown"
+    beside B's evidence (the checker's state_vs_rates caught it)."""
+    result = _result([_row("A", 12, 100, 5, 100, fpr_target=0.05),
+                      _row("B", 9, 100, 0, 100, fpr_target=0.05)])
+    payload = _payload(result)
+    assert (payload["state"]["state"], payload["state"]["strongest"]) == ("risk shown", "B")
+    assert payload["verdict"][0].startswith("Risk: ") and "with B at its own" in payload["verdict"][0]
+    assert check_statements(payload) == []
+    wrong = {**payload, "state": {**payload["state"], "state": "risk not shown"}}
+    assert _rules(check_statements(wrong)) == {"state_vs_rates", "first_line_vs_state"}

@@ -113,8 +113,10 @@ WARNING_NAMES = (*CONTRADICTIONS, LABEL_ONLY, *CAUSES)
 STRONGEST_RULE = (
     "the attack that flags the most training records among those whose non-member flags "
     "stay consistent with the FPR it aimed at (its FPR's 95% lower bound not above that FPR); "
-    "ties go to the one flagging fewer non-members. An attack that flags members no more "
-    "often than non-members (TPR not above FPR) is never the strongest"
+    "ties go to the one flagging fewer non-members. An attack whose flags single out members "
+    "beyond chance (its TPR's 95% lower bound above its FPR's upper bound, its FPR kept or "
+    "without an FPR goal) goes before any whose flags do not. An attack that flags members "
+    "no more often than non-members (TPR not above FPR) is never the strongest"
 )
 
 
@@ -144,7 +146,8 @@ def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) ->
     The order is :data:`STRONGEST_RULE`: attacks that flag members more often than
     non-members (``beats_chance``, TPR above FPR) and kept the FPR they aimed at
     (``fpr_target``; ``promise == "kept"``) come first, by TPR (more members flagged),
-    then fewer non-members flagged. Attacks whose threshold had no FPR goal
+    then fewer non-members flagged; but every attack whose TPR's interval lies above its
+    FPR's (a kept promise first, then none) goes before those whose intervals overlap. Attacks whose threshold had no FPR goal
     (``promise == "none"``) follow by ``tpr - fpr``, then attacks that flagged more
     non-members than their goal allows (``promise == "broken"``), by ``tpr - fpr``, and
     last the attacks whose TPR is not above their FPR. A largest-``tpr - fpr`` order alone
@@ -190,10 +193,18 @@ def own_threshold_summary(metrics: pd.DataFrame, *, confidence: float = 0.95) ->
     kept = out["fpr_low"].to_numpy() <= aim * (1 + 1e-9)
     out["promise"] = np.where(np.isnan(aim), "none", np.where(kept, "kept", "broken"))
     out["beats_chance"] = out["tpr"] > out["fpr"]
-    rank = out["promise"].map({"kept": 0, "none": 1, "broken": 2})
-    group = np.where(out["beats_chance"], rank, 3)
-    first = np.where(group == 0, out["tpr"], out["advantage"])
-    second = np.where(group == 0, -out["fpr"], out["tpr"])
+    # an attack whose flags show a risk (kept promise or none) goes before those whose
+    # flags do not (more members flagged, but within chance): the verdict's state and its
+    # risk statement then name the same attack, never "not shown" beside another's evidence
+    rank = out["promise"].map({"kept": 0, "none": 1, "broken": 4}).to_numpy(float)
+    beyond = (out["tpr_low"] > out["fpr_high"]).to_numpy()
+    honest = out["promise"].ne("broken").to_numpy()
+    group = np.where(
+        out["beats_chance"], np.where(honest, rank + 2 * ~beyond, rank - 0.5 * beyond), 5
+    )
+    by_tpr = out["promise"].eq("kept").to_numpy() & out["beats_chance"].to_numpy()
+    first = np.where(by_tpr, out["tpr"], out["advantage"])
+    second = np.where(by_tpr, -out["fpr"], out["tpr"])
     order = np.lexsort((-second, -first, group))
     return out.iloc[order]
 
