@@ -214,6 +214,9 @@ def test_a_refutation_is_said_only_where_the_numbers_refute():
     best = {"best": "l2", "frontier": [{"variant": "original", "kind": "original",
                                         "passes": True}]}
     assert _rules(check_statements(best)) == {"best_beside_passing_original"}
+    dp = {"frontier": [{"variant": "dp_lr_eps1", "kind": "dp", "epsilon": 1.0,
+                        "dp_epsilon_lower": 2.5, "dp_claim": "cannot_tell"}]}
+    assert _rules(check_statements(dp)) == {"variant_claim_vs_bound"}
     state = {"state": {"state": "risk not shown"}, "metrics": [_row("loss", 150, 300, 3, 300)]}
     assert _rules(check_statements(state)) == {"state_vs_rates"}
 

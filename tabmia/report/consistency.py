@@ -23,7 +23,8 @@ The fields read (absent ones skip their rules):
   ``n_members``, ``n_nonmembers``, ``calibration``, ``tp_cal``, ``fp_cal``,
   ``fpr_target``);
 - a what-if's ``frontier`` (``variant``, ``kind``, ``tpr``, ``tpr_low``, ``tpr_high``,
-  ``fpr_target``, ``passes``) and ``best``.
+  ``fpr_target``, ``passes``, ``epsilon``, ``dp_epsilon_lower``, ``dp_claim``) and
+  ``best``.
 """
 
 from __future__ import annotations
@@ -433,6 +434,26 @@ def _hardening_above_original(results: Mapping[str, Any]) -> Iterator[Contradict
             )
 
 
+def _variant_claim(results: Mapping[str, Any]) -> Iterator[Contradiction]:
+    """A DP variant's claim (``dp_claim``) not "refuted" while its audit's ε lower bound
+    (``dp_epsilon_lower``) is above the claimed ``epsilon``, or "refuted" while it is not
+    (the one-run audit refutes exactly when its lower bound exceeds the claim)."""
+    for row in results.get("frontier") or []:
+        state, low, eps = (
+            row.get("dp_claim"),
+            _number(row.get("dp_epsilon_lower")),
+            _number(row.get("epsilon")),
+        )
+        if not state or not (math.isfinite(low) and math.isfinite(eps)):
+            continue
+        if (state == "refuted") != (low > eps):
+            yield Contradiction(
+                "variant_claim_vs_bound",
+                f"{row.get('variant')}: the claim ε = {eps:g} is {state}",
+                f"its ε lower bound {low:.3g}",
+            )
+
+
 def _best_when_original_passes(results: Mapping[str, Any]) -> Iterator[Contradiction]:
     """A "best" variant named other than the original where the original passes the limit
     already (the original is a candidate; issue 46, item 8)."""
@@ -458,6 +479,7 @@ RULES: dict[str, Callable[[Mapping[str, Any]], Iterator[Contradiction]]] = {
     "named_slice_at_unequal_fpr": _named_at_unequal_fpr,
     "equal_fpr_without_flags": _equal_fpr_without_flags,
     "hardening_above_original": _hardening_above_original,
+    "variant_claim_vs_bound": _variant_claim,
     "best_beside_passing_original": _best_when_original_passes,
 }
 
