@@ -293,7 +293,7 @@ def _merged_bands_said_same(results: Mapping[str, Any]) -> Iterator[Contradictio
     if not merged:
         return
     for line in _verdict(results):
-        if "of the same number of records" in line:
+        if "of the same number of records" in line or "in the same band of record" in line:
             yield Contradiction(
                 "merged_bands_said_same", line, f"most_exposed bands merged: {merged}"
             )
