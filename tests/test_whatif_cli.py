@@ -57,6 +57,10 @@ def test_a_small_run_writes_the_frontier(csv, tmp_path, capsys):
         ("cap:1", "person ids"),
         ("dp:svm:epsilon=1", "unknown DP model"),
         ("prune:depth=2", "unknown kind"),
+        # values scikit-learn refuses only in fit: refused before the original trains
+        ("grid:max_depth=4/-1", "'max_depth' parameter of RandomForestClassifier must be"),
+        ("retrain:max_depth=-1", "variant max_depth=-1: The 'max_depth' parameter"),
+        ("retrain:criterion=purity", "'criterion' parameter"),
     ],
 )
 def test_bad_variants_are_one_error_line(csv, tmp_path, capsys, variant, message):
