@@ -142,3 +142,22 @@ def test_the_originals_audit_is_tabmia_audit_score_for_score(tmp_path):
         assert theirs[col].tolist() == mine[col].tolist(), col
     # the command writes scores as text, to the last digit a float64 needs
     np.testing.assert_allclose(theirs["score"], mine["score"], rtol=1e-12, atol=0)
+
+
+def test_ctrl_c_says_which_variants_were_kept(csv, tmp_path, capsys, monkeypatch):
+    """Issue 46 (item 9): an interrupted what-if keeps its finished variants and reuses them;
+    the line must say so, never "nothing written"."""
+    import tabmia.whatif._variant_audit as variant_audit
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(variant_audit, "_train", interrupted)  # the retrained variant
+    assert _whatif(csv, out, "harden:round=1", "retrain:max_depth=3") == 130
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "nothing written" not in last
+    assert "2 finished variant run(s) kept in" in last and "loads them" in last
+    monkeypatch.undo()
+    assert _whatif(csv, out, "harden:round=1", "retrain:max_depth=3") in (0, 1)
+    assert "nothing written" not in capsys.readouterr().err
