@@ -32,6 +32,7 @@ __all__ = [
     "delivered_fpr_table",
     "frontier_table",
     "pareto_front",
+    "derivable",
     "post_processing",
     "variant_gate",
 ]
@@ -248,7 +249,7 @@ def frontier_table(result: Any) -> pd.DataFrame:
 
 
 def post_processing(variant: Any) -> str:
-    """What an attacker does to the original's outputs to play hardening ``variant``."""
+    """What an attacker does to the outputs he sees to play hardening ``variant``."""
     p = variant.params
     if p.get("labels_only"):
         return "keeps only the predicted label"
@@ -258,49 +259,78 @@ def post_processing(variant: Any) -> str:
     return f"keeps only the top {int(p['top_k'])} probabilities"
 
 
-def _stated_risk(table: pd.DataFrame, variants: list[Any]) -> pd.DataFrame:
-    """The risk each variant is stated at: its own, except the original's.
+def derivable(source: Any, hardening: Any) -> bool:
+    """Whether anyone who sees ``source``'s outputs can compute ``hardening``'s himself.
 
-    A hardened output is a function of the original's output: anyone who sees the original
-    can harden it himself and run the attack that was measured on the hardened variant.
-    So the original's risk is at least the largest TPR measured on any of its hardenings
-    (each at the FPR its own threshold delivered). Columns ``risk`` [``risk_low``,
+    The original's outputs give every hardening; rounded outputs give coarser roundings
+    (up to a value that lay on a rounding boundary) and the label; the top ``k`` give a
+    smaller top ``k`` and the label.
+    """
+    if hardening.kind != "harden" or source.name == hardening.name:
+        return False
+    if source.kind == "original":
+        return True
+    if source.kind != "harden" or source.params.get("labels_only"):
+        return False
+    if hardening.params.get("labels_only"):
+        return True
+    for key in ("round", "top_k"):
+        a, b = source.params.get(key), hardening.params.get(key)
+        if a is not None and b is not None:
+            return int(b) < int(a)
+    return False
+
+
+def _stated_risk(table: pd.DataFrame, variants: list[Any]) -> pd.DataFrame:
+    """The risk each variant is stated at: its own, or a hardening's that is larger.
+
+    A hardened output is a function of the original's output (:func:`derivable`): anyone
+    who sees the original can harden it himself and run the attack that was measured on
+    the hardened variant. So the original's risk is at least the largest TPR measured on
+    any of its hardenings (each at the FPR its own threshold delivered), and a rounded
+    output's at least a coarser rounding's. Columns ``risk`` [``risk_low``,
     ``risk_high``], ``risk_variant``, ``risk_attack``, ``risk_fpr``, ``risk_fpr_target``
-    hold it; where a hardening's gate is above the limit, so is the original's
-    (``gate_own`` keeps the original's gate on its own outputs).
+    hold it; where such a hardening's gate is above the limit, so is the variant's
+    (``gate_own`` keeps its gate on its own outputs).
     """
     t = table.copy()
     t["risk"], t["risk_low"], t["risk_high"] = t["tpr"], t["tpr_low"], t["tpr_high"]
     t["risk_variant"], t["risk_attack"] = t["variant"], t["attack"]
     t["risk_fpr"], t["risk_fpr_target"] = t["fpr"], t["fpr_target"]
     t["gate_own"] = t["gate"]
-    hard = t[(t["kind"] == "harden") & np.isfinite(t["tpr"].astype(float))]
-    orig = t.index[t["kind"] == "original"]
-    if hard.empty or orig.empty:
-        return t
-    o, top = orig[0], hard["tpr"].astype(float).idxmax()
-    if float(t.at[top, "tpr"]) <= float(t.at[o, "tpr"]):
-        return t
-    for col, src in (
-        ("risk", "tpr"),
-        ("risk_low", "tpr_low"),
-        ("risk_high", "tpr_high"),
-        ("risk_variant", "variant"),
-        ("risk_attack", "attack"),
-        ("risk_fpr", "fpr"),
-        ("risk_fpr_target", "fpr_target"),
-    ):
-        t.at[o, col] = t.at[top, src]
-    if (hard["gate"] == "above").any() and t.at[o, "gate"] != "above":
-        t.at[o, "gate"], t.at[o, "passes"] = "above", False
     by_name = {v.name: v for v in variants}
-    note = (
-        f"post-processing is an attack on it: an attacker who "
-        f"{post_processing(by_name[t.at[top, 'variant']])} himself ({t.at[top, 'variant']}) "
-        f"reaches TPR {float(t.at[top, 'tpr']):.3f} with {t.at[top, 'attack']}, more than "
-        f"{float(t.at[o, 'tpr']):.3f} on its outputs as they are; its risk is stated at that"
-    )
-    t.at[o, "notes"] = [*t.at[o, "notes"], note]
+    tpr = t["tpr"].astype(float)
+    for i in t.index:  # a loop over variants (a handful)
+        source = by_name[t.at[i, "variant"]]
+        rows = [
+            j
+            for j in t.index
+            if np.isfinite(tpr[j]) and derivable(source, by_name[t.at[j, "variant"]])
+        ]
+        if not rows:
+            continue
+        top = max(rows, key=lambda j: tpr[j])
+        if tpr[top] > tpr[i]:
+            for col, src in (
+                ("risk", "tpr"),
+                ("risk_low", "tpr_low"),
+                ("risk_high", "tpr_high"),
+                ("risk_variant", "variant"),
+                ("risk_attack", "attack"),
+                ("risk_fpr", "fpr"),
+                ("risk_fpr_target", "fpr_target"),
+            ):
+                t.at[i, col] = t.at[top, src]
+        if any(t.at[j, "gate"] == "above" for j in rows) and t.at[i, "gate"] != "above":
+            t.at[i, "gate"], t.at[i, "passes"] = "above", False
+        if source.kind != "original" and t.at[i, "risk_variant"] != t.at[i, "variant"]:
+            t.at[i, "notes"] = [
+                *t.at[i, "notes"],
+                f"an attacker who {post_processing(by_name[t.at[top, 'variant']])} himself "
+                f"gets from this variant what {t.at[top, 'variant']} showed (TPR "
+                f"{tpr[top]:.3f} with {t.at[top, 'attack']}, against {tpr[i]:.3f} on its own "
+                "outputs): its risk is stated at that",
+            ]
     return t
 
 

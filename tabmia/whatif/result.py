@@ -181,6 +181,14 @@ class WhatIfResult:
 
         return markdown_report(self)
 
+    def to_html(self, command: str | None = None) -> str:
+        """The run as one self-contained HTML page, like ``tabmia audit``'s ``report.html``
+        (:func:`tabmia.whatif.report.html_report`): the findings in words, the frontier
+        figure, the table keyed by its numbers, the FPRs delivered and the cost."""
+        from tabmia.whatif.report import html_report
+
+        return html_report(self, command=command)
+
     def plot(self, path: Any = None, ax: Any = None) -> Any:
         """The privacy-utility frontier (:func:`tabmia.whatif.summary.plot_frontier`)."""
         from tabmia.whatif.summary import plot_frontier

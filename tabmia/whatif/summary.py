@@ -291,11 +291,11 @@ def plot_frontier(result: Any, *, path: Any = None, ax: Any = None) -> Any:
                 [x],
                 [float(r["tpr"])],
                 color="white",
-                edgecolors=color,
+                edgecolors="gray",
                 marker=marker,
-                s=110,
+                s=90,
                 zorder=7,
-                label="original, its own outputs",
+                label="original on its own outputs (stated at a hardening's risk)",
             )
         ax.scatter(
             [x],
