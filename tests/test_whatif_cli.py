@@ -38,8 +38,12 @@ def test_a_small_run_writes_the_frontier(csv, tmp_path, capsys):
     assert code in (0, 1)
     printed = capsys.readouterr().out
     assert "Pass the gate tpr@0.05=0.3" in printed and "selection" in printed
-    for name in ("results.md", "results.json", "frontier.csv", "fpr_delivered.csv", "frontier.png"):
+    for name in ("results.md", "results.json", "frontier.csv", "fpr_delivered.csv", "frontier.png",
+                 "report.html"):
         assert (out / name).is_file(), name
+    page = (out / "report.html").read_text()  # issue 46: a report like the audit's
+    assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
+    assert "Unit: records" in page and "round1" in page and "risk stated" in page
     table = pd.read_csv(out / "frontier.csv")
     assert list(table["variant"]) == ["original", "round1", "max_depth=3"]
     payload = json.loads((out / "results.json").read_text())
