@@ -330,6 +330,12 @@ def main(argv: list[str] | None = None) -> int:
                 "variants train their own shadows either way.",
                 "",
             ]
+    skipped = [d for d in DATASETS if d not in args.datasets.split(",")]
+    if skipped:
+        md.append(
+            f"Entries not run in this invocation (--datasets): {', '.join(skipped)}; their "
+            "last results are in this file's git history.\n"
+        )
     load["end"] = os.getloadavg()
     report["wall_seconds"] = time.perf_counter() - t_all
     report["seconds"] = sum(d["seconds"] for d in report["datasets"].values())

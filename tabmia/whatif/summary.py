@@ -216,21 +216,46 @@ _KIND_STYLE = {
 }
 
 
-def _label_groups(x: np.ndarray, y: np.ndarray, share: float = 0.04) -> list[list[int]]:
-    """Indices of points close enough (within ``share`` of each axis' range) that their
-    labels would overprint, gathered into one group each (single linkage, in order)."""
-    span_x = float(np.ptp(x)) or 1.0
-    span_y = float(np.ptp(y)) or 1.0
-    near = (np.abs(x[:, None] - x[None, :]) <= share * span_x) & (
-        np.abs(y[:, None] - y[None, :]) <= share * span_y
-    )
-    group = np.arange(x.size)
-    for _ in range(x.size):  # propagate the smallest index through chains of near points
-        new = np.where(near, group[None, :], x.size).min(axis=1)
-        if np.array_equal(new, group):
-            break
-        group = new
-    return [list(np.flatnonzero(group == g)) for g in np.unique(group)]
+def _label_groups(px: np.ndarray, py: np.ndarray, points: float) -> list[list[int]]:
+    """Points whose number labels would overprint, gathered into one label each.
+
+    ``px``, ``py``: the points in display units; ``points``: display units per typographic
+    point. Each label ("3" or "2,3,4") is a box starting just right of and above its first
+    point; while two boxes overlap, a box covers another group's marker, or two points lie
+    within a marker of each other, their groups merge (a handful of points: plain loops).
+    """
+    groups = [[i] for i in range(px.size)]
+
+    def box(g: list[int]) -> tuple[float, float, float, float]:
+        text = ",".join(str(i) for i in g)
+        x0, y0 = px[g[0]] + 6 * points, py[g[0]] + 4 * points
+        return x0, y0, x0 + (5.0 * len(text) + 2) * points, y0 + 10 * points
+
+    def clash(a: list[int], b: list[int]) -> bool:
+        ax0, ay0, ax1, ay1 = box(a)
+        bx0, by0, bx1, by1 = box(b)
+        overlap = ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1
+        close = any(np.hypot(px[i] - px[j], py[i] - py[j]) < 8 * points for i in a for j in b)
+        # a label over another group's marker (markers reach ~5 points from their centre)
+        covers = any(
+            x0 - 5 * points < px[k] < x1 + 5 * points and y0 - 5 * points < py[k] < y1 + 5 * points
+            for (x0, y0, x1, y1), other in ((box(a), b), (box(b), a))
+            for k in other
+        )
+        return overlap or close or covers
+
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                if clash(groups[i], groups[j]):
+                    groups[i] = sorted(groups[i] + groups.pop(j))
+                    merged = True
+                    break
+            if merged:
+                break
+    return groups
 
 
 def plot_frontier(result: Any, *, path: Any = None, ax: Any = None) -> Any:
@@ -307,18 +332,6 @@ def plot_frontier(result: Any, *, path: Any = None, ax: Any = None) -> Any:
             zorder=7 if top else 3,
             linewidths=1.5 if top else 1.0,
         )
-    xs = shown["utility"].to_numpy(float)
-    ys = shown["risk"].to_numpy(float)
-    for members in _label_groups(xs, ys):
-        rows = shown.index[members]
-        ax.annotate(
-            ",".join(str(int(k) + 1) for k in rows),
-            (xs[members[0]], ys[members[0]]),
-            textcoords="offset points",
-            xytext=(6, 5),
-            fontsize=8,
-            zorder=8,
-        )
     front = shown[shown["on_front"]].sort_values("utility")
     ax.plot(front["utility"], front["risk"], color="gray", lw=1, ls="--", label="Pareto front")
     for limit in parse_limits(result.settings["limit"]):
@@ -346,6 +359,22 @@ def plot_frontier(result: Any, *, path: Any = None, ax: Any = None) -> Any:
     ax.set_ylabel("TPR, member records (stated risk)")
     ax.set_title("Privacy-utility frontier (filled: passes the gate)", fontsize=10)
     fig.tight_layout()
+    # the labels last, once the axes have their final size: their clashes are measured there
+    xs = shown["utility"].to_numpy(float)
+    ys = shown["risk"].to_numpy(float)
+    ax.autoscale_view()
+    ax.set_autoscale_on(False)  # the labels must not move the points they were placed by
+    pts = ax.transData.transform(np.column_stack([xs, ys]))
+    for members in _label_groups(pts[:, 0], pts[:, 1], fig.dpi / 72.0):
+        rows = shown.index[members]
+        ax.annotate(
+            ",".join(str(int(k) + 1) for k in rows),
+            (xs[members[0]], ys[members[0]]),
+            textcoords="offset points",
+            xytext=(6, 5),
+            fontsize=8,
+            zorder=8,
+        )
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
