@@ -208,10 +208,14 @@ def test_frontier_table_gate_and_best(run):
     assert orig["delta_tpr"] == 0 and orig["delta_utility"] == 0
     for _, r in t.iterrows():
         gate = result.gate(r["variant"])
-        assert r["passes"] == gate.passed and r["gate"] == gate.outcome
+        assert r["gate_own"] == gate.outcome
+        if r["risk_variant"] == r["variant"] and r["gate"] == gate.outcome:
+            assert r["passes"] == gate.passed
         assert r["delta_tpr_low"] <= r["delta_tpr"] + 1e-12 <= r["delta_tpr_high"] + 2e-12
     best = result.best()
-    if best is not None:
+    if bool(orig["passes"]):  # the original is a candidate: no fix is named best
+        assert best == "original"
+    elif best is not None:
         passing = t[t["passes"]]
         assert t.set_index("variant").loc[best, "utility"] == passing["utility"].max()
     text = result.summary()
@@ -359,3 +363,121 @@ def test_reaudit_on_fresh_records(run):
         again = reaudit(run["result"], X_pop, y_pop, variant="max_depth=3")
     assert [v.name for v in again.variants] == ["original", "max_depth=3"]
     assert again.settings["random_state"] == 4
+
+
+# ------------------------------------------------------------------ issue 46
+def _with_round1_at(result, share):
+    """``result`` with round1's loss attack flagging ``share`` of the members (what an
+    attacker who rounds the original's outputs himself would get, were it that strong)."""
+    from dataclasses import replace
+
+    from tabmia.metrics import clopper_pearson
+    from tabmia.whatif import WhatIfResult
+
+    runs = []
+    for r in result.runs:
+        if r.variant == "round1":
+            m = r.metrics.copy()
+            at = m["attack"] == "loss"
+            m.loc[at, "tp"] = (share * m.loc[at, "n_members"]).round().astype(int)
+            m.loc[at, "tpr"] = m.loc[at, "tp"] / m.loc[at, "n_members"]
+            lo, hi = clopper_pearson(m.loc[at, "tp"].to_numpy(), m.loc[at, "n_members"].to_numpy())
+            m.loc[at, "tpr_low"], m.loc[at, "tpr_high"] = lo, hi
+            r = replace(r, metrics=m)
+        runs.append(r)
+    return WhatIfResult(result.variants, runs, result.classes, result.settings, result.inputs)
+
+
+def test_the_original_is_stated_at_the_largest_risk_of_its_hardenings(run, tmp_path):
+    """Item 3: rounding is a function of the original's output, so an attacker can round it
+    himself: the original's stated risk is at least any hardening's, on the frontier too."""
+    res = _with_round1_at(run["result"], 0.8)
+    t = res.frontier().set_index("variant")
+    o, h = t.loc["original"], t.loc["round1"]
+    assert h["tpr"] == pytest.approx(0.8) and o["tpr"] < h["tpr"]
+    assert o["risk"] == h["tpr"] and o["risk_variant"] == "round1" and o["risk_attack"] == "loss"
+    assert o["risk_fpr"] == h["fpr"] and o["risk_low"] == h["tpr_low"]
+    assert (t["risk"] <= o["risk"]).all() or (t[t["kind"] == "harden"]["tpr"] <= o["risk"]).all()
+    assert o["gate"] == "above" and not o["passes"] and h["gate"] == "above"
+    text = res.summary()
+    assert (
+        "an attacker who rounds the outputs to 1 decimal himself singles out 200 of 250 "
+        "member records, TPR 0.800" in text
+    )
+    assert "its threshold delivering FPR" in text and "the frontier places it there" in text
+    assert res.best() != "original"
+    assert "risk stated" in res.to_markdown()
+    res.plot(tmp_path / "f.png")
+    # without it, the original stands at its own risk
+    own = run["result"].frontier().set_index("variant").loc["original"]
+    hard = run["result"].frontier().query("kind == 'harden'")["tpr"].max()
+    assert own["risk"] == max(own["tpr"], hard)
+
+
+def test_no_best_variant_when_the_original_passes():
+    """Item 8: the original is a candidate; where it passes, no fix is named best."""
+    from tabmia.whatif.frontier import best_variant
+
+    t = pd.DataFrame({
+        "variant": ["original", "max_depth=6"], "kind": ["original", "retrain"],
+        "passes": [True, True], "utility": [0.80, 0.82], "tpr": [0.02, 0.01],
+        "roc_auc": [0.80, 0.82], "log_loss": [0.5, 0.4],
+    })
+    assert best_variant(t) == "original"
+    assert best_variant(t.assign(passes=[False, True])) == "max_depth=6"
+
+
+def test_every_unresolved_variant_says_why_and_the_unit_is_said(run):
+    """Item 8: a variant the gate cannot decide carries the reason; the unit and counts are
+    in the words and the table."""
+    res = run["result"]
+    t = res.frontier()
+    for _, r in t[t["gate"] == "unresolved"].iterrows():
+        assert any("is unresolved for it" in n for n in r["notes"]), r["variant"]
+    text = res.summary()
+    assert "Unit: records. Every TPR counts member records (250)" in text
+    assert "TPR, records" in res.to_markdown()
+
+
+def test_person_data_gives_person_level_risk_and_the_cap_owns_its_label_shift():
+    """Item 8: with person ids the table carries the person-level risk (as tabmia audit
+    reports it) and the words count persons; a cap's label shift is the cap's, not the
+    data's."""
+    rng = np.random.RandomState(1)
+    X, y = load_breast_cancer(return_X_y=True)
+    groups = rng.randint(0, 200, size=len(y))
+    groups = np.where(y == 1, groups, groups % 40)  # persons with many records: one label
+    persons = np.unique(groups)
+    train_p = np.isin(groups, persons[::2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = whatif(_forest(), X[train_p], y[train_p], X[~train_p], y[~train_p],
+                     {"loss": LossAttack(fpr=FPR)}, variants=[cap(1)], limit=LIMIT,
+                     groups_train=groups[train_p], groups_population=groups[~train_p],
+                     random_state=0, n_bootstrap=50)
+    t = res.frontier().set_index("variant")
+    n_persons = np.unique(groups[train_p]).size
+    assert (t["n_member_persons"] == n_persons).all()
+    assert t["person_tpr"].between(0, 1).all() and t["person_attack"].notna().all()
+    text = res.summary()
+    assert f"of {n_persons} member and" in text and "person-level risk" in text
+    assert "TPR, persons" in res.to_markdown()
+    cap_notes = " ".join(t.loc["cap1", "notes"])
+    assert "the population may come from another distribution" not in cap_notes
+    if "label" in cap_notes:
+        assert "changed the members' label mix, not the data" in cap_notes
+
+
+def test_the_guide_links_into_the_api():
+    """Item 9: the what-if guide links the API page and names its entry points as
+    cross-references that resolve to public names of tabmia.whatif."""
+    import re
+    from pathlib import Path
+
+    import tabmia.whatif as w
+
+    guide = (Path(__file__).resolve().parents[1] / "docs/user_guide/whatif.md").read_text()
+    assert "{doc}`the tabmia.whatif API page <../api/tabmia_whatif>`" in guide
+    refs = re.findall(r"\{py:(?:func|class)\}`~?tabmia\.whatif\.(\w+)`", guide)
+    assert {"whatif", "WhatIfResult", "reaudit", "harden", "grid"} <= set(refs)
+    assert set(refs) <= set(w.__all__)

@@ -38,8 +38,12 @@ def test_a_small_run_writes_the_frontier(csv, tmp_path, capsys):
     assert code in (0, 1)
     printed = capsys.readouterr().out
     assert "Pass the gate tpr@0.05=0.3" in printed and "selection" in printed
-    for name in ("results.md", "results.json", "frontier.csv", "fpr_delivered.csv", "frontier.png"):
+    for name in ("results.md", "results.json", "frontier.csv", "fpr_delivered.csv", "frontier.png",
+                 "report.html"):
         assert (out / name).is_file(), name
+    page = (out / "report.html").read_text()  # issue 46: a report like the audit's
+    assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
+    assert "Unit: records" in page and "round1" in page and "risk stated" in page
     table = pd.read_csv(out / "frontier.csv")
     assert list(table["variant"]) == ["original", "round1", "max_depth=3"]
     payload = json.loads((out / "results.json").read_text())
@@ -57,6 +61,10 @@ def test_a_small_run_writes_the_frontier(csv, tmp_path, capsys):
         ("cap:1", "person ids"),
         ("dp:svm:epsilon=1", "unknown DP model"),
         ("prune:depth=2", "unknown kind"),
+        # values scikit-learn refuses only in fit: refused before the original trains
+        ("grid:max_depth=4/-1", "'max_depth' parameter of RandomForestClassifier must be"),
+        ("retrain:max_depth=-1", "variant max_depth=-1: The 'max_depth' parameter"),
+        ("retrain:criterion=purity", "'criterion' parameter"),
     ],
 )
 def test_bad_variants_are_one_error_line(csv, tmp_path, capsys, variant, message):
@@ -138,3 +146,22 @@ def test_the_originals_audit_is_tabmia_audit_score_for_score(tmp_path):
         assert theirs[col].tolist() == mine[col].tolist(), col
     # the command writes scores as text, to the last digit a float64 needs
     np.testing.assert_allclose(theirs["score"], mine["score"], rtol=1e-12, atol=0)
+
+
+def test_ctrl_c_says_which_variants_were_kept(csv, tmp_path, capsys, monkeypatch):
+    """Issue 46 (item 9): an interrupted what-if keeps its finished variants and reuses them;
+    the line must say so, never "nothing written"."""
+    import tabmia.whatif._variant_audit as variant_audit
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(variant_audit, "_train", interrupted)  # the retrained variant
+    assert _whatif(csv, out, "harden:round=1", "retrain:max_depth=3") == 130
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "nothing written" not in last
+    assert "2 finished variant run(s) kept in" in last and "loads them" in last
+    monkeypatch.undo()
+    assert _whatif(csv, out, "harden:round=1", "retrain:max_depth=3") in (0, 1)
+    assert "nothing written" not in capsys.readouterr().err

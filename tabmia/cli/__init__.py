@@ -448,6 +448,15 @@ def main(argv: list[str] | None = None) -> int:
 def _interrupted(args: argparse.Namespace | None, command_line: str) -> str:
     """What an interrupted run kept, and the command that resumes it."""
     out = getattr(args, "out", None)
+    if getattr(args, "command", None) == "whatif" and out is not None:
+        # each finished variant is one file under --out/run: a rerun loads it
+        done = list((Path(out) / "run" / "variants").glob("*.joblib"))
+        if done:
+            return (
+                f"no report written; {len(done)} finished variant run(s) kept in {out}/run: "
+                f"the same command loads them and runs only the others: {command_line}"
+            )
+        return f"no report written and no variant finished; rerun: {command_line}"
     said = f"nothing written to {out}" if out is not None else "nothing written"
     cache = getattr(args, "cache_dir", None)
     if not getattr(args, "trains_models", False):  # set once the attacks are known

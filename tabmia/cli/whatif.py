@@ -9,7 +9,8 @@ grid:max_depth=4/8:min_samples_leaf=1/10``), the same model behind a hardened ou
 DP training (``dp``: ``--variant dp:logistic_regression:epsilon=1``), at most k records
 per person (``cap``: ``--variant cap:1``; data with person ids). Utility is measured on
 held-out records. Prints which variants pass ``--limit`` and the one that passes with the
-least utility lost, and writes ``results.md``, ``results.json``, ``frontier.csv``,
+least utility lost (none where the original passes), and writes ``report.html``,
+``results.md``, ``results.json``, ``frontier.csv``,
 ``fpr_delivered.csv`` and ``frontier.png`` to ``--out``; finished variants are kept in
 ``--out``/run and a rerun skips them. Exit status: 0 when a variant passes, 1 when none
 does, 2 for bad input (one ``tabmia: error:`` line, before anything is trained).
@@ -299,6 +300,7 @@ def run_whatif_command(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "limit": args.limit,
         "best": result.best(),
+        "summary": result.summary().split("\n"),
         "frontier": json.loads(table.to_json(orient="records")),
     }
     _write(
@@ -308,10 +310,12 @@ def run_whatif_command(args: argparse.Namespace) -> int:
             "results.json": json.dumps(payload, indent=2) + "\n",
             "frontier.csv": table.drop(columns=["notes"]).to_csv(index=False),
             "fpr_delivered.csv": result.delivered_fpr().to_csv(index=False),
+            "report.html": result.to_html(command=getattr(args, "command_line", None)),
         },
     )
     print(
-        f"wrote {args.out}/results.md, results.json, frontier.csv, fpr_delivered.csv, frontier.png",
+        f"wrote {args.out}/report.html, results.md, results.json, frontier.csv, "
+        "fpr_delivered.csv, frontier.png",
         file=sys.stderr,
     )
     return 0 if bool(table["passes"].any()) else 1

@@ -32,6 +32,36 @@ from tabmia.whatif.variants import Variant, with_params
 __all__: list[str] = []
 
 
+def _own_shift(text: str, variant: Any) -> str:
+    """A label-shift finding of a capped variant, said as the cap's own doing.
+
+    Capping records per person drops records of the persons with many, whose labels often
+    differ from the rest (a patient with many encounters is readmitted more often), so the
+    members' label mix moves away from the population's: the data did not shift, the cap did.
+    """
+    if variant.kind != "cap" or not text.startswith("the labels of the training records"):
+        return text
+    head = text.split(": the population may come from", 1)[0]
+    return (
+        f"{head.replace('the training records', 'the records kept by the cap', 1)}: the cap "
+        f"(at most {variant.params['max_records']} per person) changed the members' label mix, "
+        "not the data; an attack can tell members by label alone, which overstates this "
+        "variant's leak"
+    )
+
+
+def _person_metrics(audit: Any) -> pd.DataFrame | None:
+    """The audit with persons as its unit, as ``tabmia audit`` reports it (None where the
+    attacks chose no FPR threshold, so there is nothing to calibrate persons on)."""
+    from tabmia.persons import person_result
+
+    if getattr(audit, "calibration", None) is None:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the record-level notes already say what matters
+        return person_result(audit).metrics
+
+
 def _cap_rows(groups: np.ndarray, k: int, seed: int) -> np.ndarray:
     """Sorted rows keeping at most ``k`` records of each person, drawn at random."""
     perm = np.random.RandomState(seed).permutation(groups.size)
@@ -229,11 +259,12 @@ def _run_variant(
     # plausibility findings) become the variant's notes, once each; others pass on
     for w in caught:
         if w.category.__module__.split(".", 1)[0] == "tabmia":
-            text = str(w.message)
+            text = _own_shift(str(w.message), variant)
             if text not in notes:
                 notes.append(text)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    person_metrics = _person_metrics(audit) if g_tr is not None else None
     scores = audit.scores
     if kept.size != n_rows(X_train):
         # a member's record: its row in the original training data, to pair with the original
@@ -270,4 +301,5 @@ def _run_variant(
         models_trained=trained,
         models_used=used,
         target=target,
+        person_metrics=person_metrics,
     )

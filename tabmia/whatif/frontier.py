@@ -32,6 +32,8 @@ __all__ = [
     "delivered_fpr_table",
     "frontier_table",
     "pareto_front",
+    "derivable",
+    "post_processing",
     "variant_gate",
 ]
 
@@ -100,6 +102,27 @@ def _rates(metrics: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _person_rates(runs: list[Any]) -> dict[str, Any]:
+    """The person-level risk of a variant's runs: the attack with the largest person TPR,
+    pooled over repeats (NaN without person ids)."""
+    frames = [r.person_metrics for r in runs if getattr(r, "person_metrics", None) is not None]
+    keys = ("person_tpr", "person_tpr_low", "person_tpr_high", "person_fpr", "person_attack")
+    if len(frames) != len(runs) or not frames:
+        return {**dict.fromkeys(keys, np.nan), "n_member_persons": 0, "n_nonmember_persons": 0}
+    rates = _rates(pd.concat(frames, ignore_index=True))
+    top = rates["tpr"].idxmax()
+    r = rates.loc[top]
+    return {
+        "person_tpr": float(r["tpr"]),
+        "person_tpr_low": float(r["tpr_low"]),
+        "person_tpr_high": float(r["tpr_high"]),
+        "person_fpr": float(r["fpr"]),
+        "person_attack": top,
+        "n_member_persons": int(r["n_members"]),
+        "n_nonmember_persons": int(r["n_nonmembers"]),
+    }
+
+
 def delivered_fpr_table(result: Any) -> pd.DataFrame:
     """Per variant and attack: the FPR its threshold promised (``fpr_target``), the FPR it
     delivered on the non-member candidates with its interval, and its TPR.
@@ -142,8 +165,15 @@ def frontier_table(result: Any) -> pd.DataFrame:
     ``delta_utility`` [``delta_utility_low``, ``delta_utility_high``], ``accuracy``,
     ``roc_auc``, ``log_loss``, ``gate`` (below / above / unresolved), ``passes``,
     ``epsilon``, ``delta``, ``dp_epsilon_lower``, ``dp_claim``, ``seconds``,
-    ``models_trained``, ``models_used``, ``label_only``, ``notes``; ``on_front`` marks the
-    Pareto front (no other variant has both lower TPR and higher utility).
+    ``models_trained``, ``models_used``, ``label_only``, ``notes``, ``n_members`` (member
+    records, pooled over repeats); with person ids the person-level risk ``person_tpr``
+    [``person_tpr_low``, ``person_tpr_high``], ``person_fpr``, ``person_attack``,
+    ``n_member_persons``, ``n_nonmember_persons`` (NaN / 0 without); the risk
+    each variant is stated at, ``risk`` [``risk_low``, ``risk_high``] with ``risk_variant``,
+    ``risk_attack``, ``risk_fpr``, ``risk_fpr_target`` and ``gate_own`` (the original is
+    stated at the largest risk of its hardenings: :func:`post_processing`); ``on_front``
+    marks the Pareto front on the stated risk (no other variant has both lower risk and
+    higher utility).
 
     Returns
     -------
@@ -167,8 +197,12 @@ def frontier_table(result: Any) -> pd.DataFrame:
         gate = variant_gate(result, v.name)
         dp = runs[0].dp_check or {}
         notes = list(dict.fromkeys(n for x in runs for n in x.notes))
+        if gate.outcome == "unresolved":  # every unresolved variant says why
+            why = gate.summary().split("): ", 1)[-1]
+            notes.append(f"the gate {s['limit']} is unresolved for it: {why}")
         rows.append(
             {
+                **_person_rates(runs),
                 "variant": v.name,
                 "kind": v.kind,
                 "description": v.describe(),
@@ -180,6 +214,7 @@ def frontier_table(result: Any) -> pd.DataFrame:
                 "fpr_low": float(r["fpr_low"]),
                 "fpr_high": float(r["fpr_high"]),
                 "fpr_target": float(r["fpr_target"]),
+                "n_members": int(r["n_members"]),
                 "delta_tpr": dt["delta"],
                 "delta_tpr_low": dt["low"],
                 "delta_tpr_high": dt["high"],
@@ -205,12 +240,98 @@ def frontier_table(result: Any) -> pd.DataFrame:
                 "notes": notes,
             }
         )
-    table = pd.DataFrame(rows)
+    table = _stated_risk(pd.DataFrame(rows), result.variants)
     higher = metric != "log_loss"
     table["on_front"] = pareto_front(
-        table["tpr"].to_numpy(float), table["utility"].to_numpy(float), higher
+        table["risk"].to_numpy(float), table["utility"].to_numpy(float), higher
     )
     return table
+
+
+def post_processing(variant: Any) -> str:
+    """What an attacker does to the outputs he sees to play hardening ``variant``."""
+    p = variant.params
+    if p.get("labels_only"):
+        return "keeps only the predicted label"
+    if p.get("round") is not None:
+        d = int(p["round"])
+        return f"rounds the outputs to {d} decimal{'s' if d > 1 else ''}"
+    return f"keeps only the top {int(p['top_k'])} probabilities"
+
+
+def derivable(source: Any, hardening: Any) -> bool:
+    """Whether anyone who sees ``source``'s outputs can compute ``hardening``'s himself.
+
+    The original's outputs give every hardening; rounded outputs give coarser roundings
+    (up to a value that lay on a rounding boundary) and the label; the top ``k`` give a
+    smaller top ``k`` and the label.
+    """
+    if hardening.kind != "harden" or source.name == hardening.name:
+        return False
+    if source.kind == "original":
+        return True
+    if source.kind != "harden" or source.params.get("labels_only"):
+        return False
+    if hardening.params.get("labels_only"):
+        return True
+    for key in ("round", "top_k"):
+        a, b = source.params.get(key), hardening.params.get(key)
+        if a is not None and b is not None:
+            return int(b) < int(a)
+    return False
+
+
+def _stated_risk(table: pd.DataFrame, variants: list[Any]) -> pd.DataFrame:
+    """The risk each variant is stated at: its own, or a hardening's that is larger.
+
+    A hardened output is a function of the original's output (:func:`derivable`): anyone
+    who sees the original can harden it himself and run the attack that was measured on
+    the hardened variant. So the original's risk is at least the largest TPR measured on
+    any of its hardenings (each at the FPR its own threshold delivered), and a rounded
+    output's at least a coarser rounding's. Columns ``risk`` [``risk_low``,
+    ``risk_high``], ``risk_variant``, ``risk_attack``, ``risk_fpr``, ``risk_fpr_target``
+    hold it; where such a hardening's gate is above the limit, so is the variant's
+    (``gate_own`` keeps its gate on its own outputs).
+    """
+    t = table.copy()
+    t["risk"], t["risk_low"], t["risk_high"] = t["tpr"], t["tpr_low"], t["tpr_high"]
+    t["risk_variant"], t["risk_attack"] = t["variant"], t["attack"]
+    t["risk_fpr"], t["risk_fpr_target"] = t["fpr"], t["fpr_target"]
+    t["gate_own"] = t["gate"]
+    by_name = {v.name: v for v in variants}
+    tpr = t["tpr"].astype(float)
+    for i in t.index:  # a loop over variants (a handful)
+        source = by_name[t.at[i, "variant"]]
+        rows = [
+            j
+            for j in t.index
+            if np.isfinite(tpr[j]) and derivable(source, by_name[t.at[j, "variant"]])
+        ]
+        if not rows:
+            continue
+        top = max(rows, key=lambda j: tpr[j])
+        if tpr[top] > tpr[i]:
+            for col, src in (
+                ("risk", "tpr"),
+                ("risk_low", "tpr_low"),
+                ("risk_high", "tpr_high"),
+                ("risk_variant", "variant"),
+                ("risk_attack", "attack"),
+                ("risk_fpr", "fpr"),
+                ("risk_fpr_target", "fpr_target"),
+            ):
+                t.at[i, col] = t.at[top, src]
+        if any(t.at[j, "gate"] == "above" for j in rows) and t.at[i, "gate"] != "above":
+            t.at[i, "gate"], t.at[i, "passes"] = "above", False
+        if source.kind != "original" and t.at[i, "risk_variant"] != t.at[i, "variant"]:
+            t.at[i, "notes"] = [
+                *t.at[i, "notes"],
+                f"an attacker who {post_processing(by_name[t.at[top, 'variant']])} himself "
+                f"gets from this variant what {t.at[top, 'variant']} showed (TPR "
+                f"{tpr[top]:.3f} with {t.at[top, 'attack']}, against {tpr[i]:.3f} on its own "
+                "outputs): its risk is stated at that",
+            ]
+    return t
 
 
 def pareto_front(
@@ -234,7 +355,11 @@ def best_variant(table: pd.DataFrame) -> str | None:
     """The passing variant with the least utility lost (the highest utility; the lowest
     log-loss where ``utility`` is a log-loss, told by a negative change being good: the
     table's utility column follows the run's metric), ties to the lower TPR; None where
-    none passes."""
+    none passes. The original is a candidate: where it passes, it is the answer (no fix
+    is needed at this limit)."""
+    orig = table[table["kind"] == "original"]
+    if not orig.empty and bool(orig["passes"].iloc[0]):
+        return str(orig["variant"].iloc[0])
     passing = table[table["passes"] & table["utility"].notna()]
     if passing.empty:
         return None

@@ -65,6 +65,11 @@ class VariantRun:
         Loaded from the output folder instead of run.
     target : object or None
         The fitted variant (not kept in the output folder).
+    person_metrics : DataFrame or None
+        Where the run has person ids: the audit with persons as its unit
+        (:func:`tabmia.persons.person_result`'s ``metrics``: persons flagged by the default
+        person rule at a threshold calibrated on public persons), as ``tabmia audit``
+        reports it.
     """
 
     variant: str
@@ -85,6 +90,7 @@ class VariantRun:
     models_used: int = 0
     from_store: bool = False
     target: Any = field(default=None, repr=False)
+    person_metrics: pd.DataFrame | None = None
 
 
 @dataclass
@@ -175,6 +181,14 @@ class WhatIfResult:
 
         return markdown_report(self)
 
+    def to_html(self, command: str | None = None) -> str:
+        """The run as one self-contained HTML page, like ``tabmia audit``'s ``report.html``
+        (:func:`tabmia.whatif.report.html_report`): the findings in words, the frontier
+        figure, the table keyed by its numbers, the FPRs delivered and the cost."""
+        from tabmia.whatif.report import html_report
+
+        return html_report(self, command=command)
+
     def plot(self, path: Any = None, ax: Any = None) -> Any:
         """The privacy-utility frontier (:func:`tabmia.whatif.summary.plot_frontier`)."""
         from tabmia.whatif.summary import plot_frontier
@@ -204,7 +218,11 @@ def combine(results: list[WhatIfResult]) -> WhatIfResult:
         for run in res.runs:
             scores = run.scores.assign(repeat=repeat)
             metrics = run.metrics.assign(repeat=repeat)
-            runs.append(replace(run, repeat=repeat, scores=scores, metrics=metrics))
+            pm = run.person_metrics
+            person = None if pm is None else pm.assign(repeat=repeat)
+            runs.append(
+                replace(run, repeat=repeat, scores=scores, metrics=metrics, person_metrics=person)
+            )
     settings = dict(results[0].settings)
     settings["seconds"] = float(sum(r.settings.get("seconds", 0.0) for r in results))
     settings["random_states"] = [r.settings.get("random_state") for r in results]

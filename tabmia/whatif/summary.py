@@ -10,7 +10,7 @@ import pandas as pd
 
 from tabmia.whatif.frontier import SELECTION_CAVEAT, best_variant
 
-__all__ = ["markdown_report", "plot_frontier", "summary_text"]
+__all__ = ["markdown_report", "plot_frontier", "summary_text", "units_sentence"]
 
 
 def _num(x: Any, digits: int = 3) -> str:
@@ -26,9 +26,68 @@ def _signed(x: Any) -> str:
     return "n/a" if not np.isfinite(v) else f"{v:+.3f}"
 
 
+def _units(result: Any) -> dict[str, Any]:
+    """What a risk counts, per seed of the original's audit: members and non-member
+    candidates, as records, and as persons where the run has person ids."""
+    run = result.runs_of("original")[0]
+    s = run.scores[run.scores["attack"] == run.scores["attack"].iloc[0]]
+    member = s["member"].astype(bool).to_numpy()
+    out: dict[str, Any] = {
+        "members": int(member.sum()),
+        "nonmembers": int((~member).sum()),
+        "persons": "person" in s and s["person"].notna().any(),
+    }
+    if out["persons"]:
+        out["member_persons"] = int(s.loc[member, "person"].nunique())
+        out["nonmember_persons"] = int(s.loc[~member, "person"].nunique())
+    return out
+
+
+def units_sentence(result: Any) -> str:
+    """The unit every TPR and FPR of the run counts, and how many (per seed)."""
+    u = _units(result)
+    n_rep = len({r.repeat for r in result.runs})
+    per = " per seed" if n_rep > 1 else ""
+    text = (
+        f"Unit: records. Every TPR counts member records ({u['members']}{per}), every FPR "
+        f"non-member candidate records ({u['nonmembers']}{per})"
+    )
+    if u["persons"]:
+        text += (
+            f", of {u['member_persons']} member and {u['nonmember_persons']} non-member "
+            f"persons{per}; the person-level risk (a person flagged when the person rule "
+            "flags their records, its threshold calibrated on public persons) is in the "
+            "columns person TPR / person FPR"
+        )
+    return text + "."
+
+
+def _post_processing_sentence(t: pd.DataFrame, result: Any) -> str | None:
+    """The original's risk stated at a hardening's, in words; None when its own is larger."""
+    from tabmia.whatif.frontier import post_processing
+
+    o = t[t["kind"] == "original"].iloc[0]
+    if o["risk_variant"] == o["variant"]:
+        return None
+    h = t.set_index("variant").loc[o["risk_variant"]]
+    return (
+        f"Post-processing is an attack on the original: an attacker who "
+        f"{post_processing(result.variant(o['risk_variant']))} himself singles out "
+        f"{int(round(h['tpr'] * h['n_members']))} of {int(h['n_members'])} member records, TPR "
+        f"{_num(h['tpr'])} [{_num(h['tpr_low'])}, {_num(h['tpr_high'])}] ({h['attack']} as "
+        f"measured on {o['risk_variant']}, its threshold delivering FPR {_num(h['fpr'])} for "
+        f"{_num(h['fpr_target'])} promised), against {_num(o['tpr'])} [{_num(o['tpr_low'])}, "
+        f"{_num(o['tpr_high'])}] ({o['attack']}, FPR {_num(o['fpr'])}) on the original's "
+        "outputs as they are. The original's risk is at least that: the frontier places it "
+        "there"
+        + (", above the gate." if o["gate"] == "above" and o["gate_own"] != "above" else ".")
+    )
+
+
 def summary_text(result: Any, table: pd.DataFrame | None = None) -> str:
-    """What the run shows, in words: what passes, the best variant with its costs and
-    intervals, the selection caveat, the DP claims and the notes."""
+    """What the run shows, in words: the unit, what passes, the best variant with its
+    costs and intervals (none where the original passes), the original's risk under
+    post-processing, the selection caveat, the DP claims and the notes."""
     t = result.frontier() if table is None else table
     s = result.settings
     metric, limit = s["utility_metric"], s["limit"]
@@ -38,7 +97,11 @@ def summary_text(result: Any, table: pd.DataFrame | None = None) -> str:
         f"{len(t)} variants audited with the same attacks on the same public records and "
         f"candidates ({n_rep} seed{'s' if n_rep > 1 else ''}); utility ({metric}) on "
         "held-out records no attack scored.",
+        units_sentence(result),
     ]
+    post = _post_processing_sentence(t, result)
+    if post:
+        lines.append(post)
     passing = t.loc[t["passes"], "variant"].tolist()
     lines.append(f"Pass the gate {limit}: " + (", ".join(passing) if passing else "none") + ".")
     best = best_variant(t)
@@ -46,7 +109,10 @@ def summary_text(result: Any, table: pd.DataFrame | None = None) -> str:
     if best is None:
         lines.append("No variant passes: none of these fixes shows the risk under the limit.")
     elif best == "original":
-        lines.append("The original already passes: no fix is needed at this limit.")
+        lines.append(
+            "The original already passes: no fix is needed at this limit, so no variant is "
+            "named best (the original is a candidate too)."
+        )
     else:
         b = t.set_index("variant").loc[best]
         lines.append(
@@ -58,7 +124,7 @@ def summary_text(result: Any, table: pd.DataFrame | None = None) -> str:
             f"({b['attack']}, its threshold delivering FPR {_num(b['fpr'])} for "
             f"{_num(b['fpr_target'])} promised), a change of {_signed(b['delta_tpr'])} "
             f"[{_signed(b['delta_tpr_low'])}, {_signed(b['delta_tpr_high'])}] "
-            f"(paired over {int(b['n_paired'])} members)."
+            f"(paired over {int(b['n_paired'])} member records)."
         )
     lines.append(SELECTION_CAVEAT)
     for _, row in t[t["kind"] == "dp"].iterrows():
@@ -79,27 +145,46 @@ def markdown_report(result: Any) -> str:
     t = result.frontier()
     metric = result.settings["utility_metric"]
     out = ["## What-if: candidate fixes re-audited", "", *summary_text(result, t).split("\n"), ""]
-    out += [
-        f"| variant | kind | strongest attack | TPR [CI] | FPR delivered (promised) | ΔTPR [CI] | "
-        f"{metric} | Δ{metric} [CI] | gate | front | ε (one-run lower bound, claim) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    persons = bool((t["n_member_persons"] > 0).any()) if "n_member_persons" in t else False
+    head = (
+        "| variant | kind | strongest attack | TPR, records [CI] | FPR delivered (promised) | "
+        "risk stated [CI] (measured on) | "
+        + ("TPR, persons [CI] | FPR, persons | " if persons else "")
+        + f"ΔTPR [CI] | {metric} | Δ{metric} [CI] | gate | front | ε (one-run lower bound, claim) |"
+    )
+    out += [head, "|" + "---|" * (head.count("|") - 1)]
     for _, r in t.iterrows():
         eps = (
             f"{r['epsilon']:g} ({_num(r['dp_epsilon_lower'])}, {r['dp_claim']})"
             if r["epsilon"] is not None and np.isfinite(float(r["epsilon"]))
             else ""
         )
+        stated = f"{_num(r['risk'])} [{_num(r['risk_low'])}, {_num(r['risk_high'])}]" + (
+            f" ({r['risk_variant']}, {r['risk_attack']}, FPR {_num(r['risk_fpr'])})"
+            if r["risk_variant"] != r["variant"]
+            else ""
+        )
+        person = (
+            f"{_num(r['person_tpr'])} [{_num(r['person_tpr_low'])}, {_num(r['person_tpr_high'])}] | "
+            f"{_num(r['person_fpr'])} | "
+            if persons
+            else ""
+        )
         out.append(
             f"| {r['variant']} | {r['kind']} | {r['attack']} | {_num(r['tpr'])} "
             f"[{_num(r['tpr_low'])}, {_num(r['tpr_high'])}] | {_num(r['fpr'])} ({_num(r['fpr_target'])}) | "
+            f"{stated} | {person}"
             f"{_signed(r['delta_tpr'])} [{_signed(r['delta_tpr_low'])}, {_signed(r['delta_tpr_high'])}] | "
             f"{_num(r['utility'])} | {_signed(r['delta_utility'])} [{_signed(r['delta_utility_low'])}, "
             f"{_signed(r['delta_utility_high'])}] | {r['gate']} | {'yes' if r['on_front'] else ''} | {eps} |"
         )
-    out += ["", "FPR delivered by each attack's own threshold on the non-member candidates:", ""]
     out += [
-        "| variant | attack | promised | delivered [CI] | flagged / non-members |",
+        "",
+        "FPR delivered by each attack's own threshold on the non-member candidate records:",
+        "",
+    ]
+    out += [
+        "| variant | attack | promised | delivered [CI] | flagged / non-member records |",
         "|---|---|---|---|---|",
     ]
     for _, r in result.delivered_fpr().iterrows():
@@ -131,10 +216,56 @@ _KIND_STYLE = {
 }
 
 
+def _label_groups(px: np.ndarray, py: np.ndarray, points: float) -> list[list[int]]:
+    """Points whose number labels would overprint, gathered into one label each.
+
+    ``px``, ``py``: the points in display units; ``points``: display units per typographic
+    point. Each label ("3" or "2,3,4") is a box starting just right of and above its first
+    point; while two boxes overlap, a box covers another group's marker, or two points lie
+    within a marker of each other, their groups merge (a handful of points: plain loops).
+    """
+    groups = [[i] for i in range(px.size)]
+
+    def box(g: list[int]) -> tuple[float, float, float, float]:
+        text = ",".join(str(i) for i in g)
+        x0, y0 = px[g[0]] + 6 * points, py[g[0]] + 4 * points
+        return x0, y0, x0 + (5.0 * len(text) + 2) * points, y0 + 10 * points
+
+    def clash(a: list[int], b: list[int]) -> bool:
+        ax0, ay0, ax1, ay1 = box(a)
+        bx0, by0, bx1, by1 = box(b)
+        overlap = ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1
+        close = any(np.hypot(px[i] - px[j], py[i] - py[j]) < 8 * points for i in a for j in b)
+        # a label over another group's marker (markers reach ~5 points from their centre)
+        covers = any(
+            x0 - 5 * points < px[k] < x1 + 5 * points and y0 - 5 * points < py[k] < y1 + 5 * points
+            for (x0, y0, x1, y1), other in ((box(a), b), (box(b), a))
+            for k in other
+        )
+        return overlap or close or covers
+
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                if clash(groups[i], groups[j]):
+                    groups[i] = sorted(groups[i] + groups.pop(j))
+                    merged = True
+                    break
+            if merged:
+                break
+    return groups
+
+
 def plot_frontier(result: Any, *, path: Any = None, ax: Any = None) -> Any:
-    """Risk (largest TPR at the attacks' own thresholds, with its interval) against utility,
-    one point per variant, filled where it passes the gate; the gate's limit as a line and
-    the Pareto front joined.
+    """Stated risk (largest TPR at the attacks' own thresholds, with its interval; the
+    original at the largest of its hardenings' where that is higher) against utility,
+    one numbered point per variant, filled where it passes the gate; a legend keyed by
+    the numbers (the table's order) beside the axes, so no label overprints another;
+    points too close to label apart share one label ("1,5"). The original is drawn last,
+    so its marker is never hidden; where its stated risk is a hardening's, its own risk
+    is a hollow star joined to the stated one.
 
     Parameters
     ----------
@@ -156,51 +287,94 @@ def plot_frontier(result: Any, *, path: Any = None, ax: Any = None) -> Any:
 
     from tabmia.gate import parse_limits
 
-    t = result.frontier()
+    t = result.frontier().reset_index(drop=True)
     metric = result.settings["utility_metric"]
     if ax is None:
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        fig, ax = plt.subplots(figsize=(8.4, 4.6))
     else:
         fig = ax.figure
-    for _, r in t.iterrows():
+    shown = t[np.isfinite(t["utility"].astype(float))]
+    order = [i for i in shown.index if shown.at[i, "kind"] != "original"]
+    order += [i for i in shown.index if shown.at[i, "kind"] == "original"]  # drawn on top
+    for i in order:
+        r = t.loc[i]
         color, marker = _KIND_STYLE.get(r["kind"], ("gray", "o"))
-        x, y = float(r["utility"]), float(r["tpr"])
-        if not np.isfinite(x):
-            continue
+        x, y = float(r["utility"]), float(r["risk"])
+        top = r["kind"] == "original"
         ax.errorbar(
             x,
             y,
-            yerr=[[y - r["tpr_low"]], [r["tpr_high"] - y]],
+            yerr=[[y - r["risk_low"]], [r["risk_high"] - y]],
             fmt="none",
             ecolor=color,
             alpha=0.5,
+            zorder=6 if top else 2,
         )
+        if top and r["risk_variant"] != r["variant"]:
+            ax.plot([x, x], [float(r["tpr"]), y], color=color, lw=1, ls=":", zorder=6)
+            ax.scatter(
+                [x],
+                [float(r["tpr"])],
+                color="white",
+                edgecolors="gray",
+                marker=marker,
+                s=90,
+                zorder=7,
+                label="original on its own outputs (stated at a hardening's risk)",
+            )
         ax.scatter(
             [x],
             [y],
             color=color if r["passes"] else "white",
             edgecolors=color,
             marker=marker,
-            s=60,
-            zorder=3,
+            s=140 if top else 60,
+            zorder=7 if top else 3,
+            linewidths=1.5 if top else 1.0,
         )
-        ax.annotate(r["variant"], (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    front = t[t["on_front"] & np.isfinite(t["utility"].astype(float))].sort_values("utility")
-    ax.plot(front["utility"], front["tpr"], color="gray", lw=1, ls="--", label="Pareto front")
+    front = shown[shown["on_front"]].sort_values("utility")
+    ax.plot(front["utility"], front["risk"], color="gray", lw=1, ls="--", label="Pareto front")
     for limit in parse_limits(result.settings["limit"]):
         if limit.metric == "tpr":
             ax.axhline(limit.limit, color="tab:red", lw=1, label=f"gate {limit}")
     for kind, (color, marker) in _KIND_STYLE.items():
         if (t["kind"] == kind).any():
             ax.scatter([], [], color=color, marker=marker, label=kind)
+    handles, labels = ax.get_legend_handles_labels()
+    key = [f"{i + 1}  {t.at[i, 'variant']}" for i in t.index]
+    spacer = matplotlib.lines.Line2D([], [], linestyle="none")
+    ax.legend(
+        handles + [spacer] * len(key),
+        labels + key,
+        fontsize=7,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0.0,
+        frameon=False,
+    )
     ax.set_xlabel(
         f"utility: {metric} on held-out records"
         + (" (lower is better)" if metric == "log_loss" else "")
     )
-    ax.set_ylabel("TPR at the attack's own threshold (largest)")
+    ax.set_ylabel("TPR, member records (stated risk)")
     ax.set_title("Privacy-utility frontier (filled: passes the gate)", fontsize=10)
-    ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    # the labels last, once the axes have their final size: their clashes are measured there
+    xs = shown["utility"].to_numpy(float)
+    ys = shown["risk"].to_numpy(float)
+    ax.autoscale_view()
+    ax.set_autoscale_on(False)  # the labels must not move the points they were placed by
+    pts = ax.transData.transform(np.column_stack([xs, ys]))
+    for members in _label_groups(pts[:, 0], pts[:, 1], fig.dpi / 72.0):
+        rows = shown.index[members]
+        ax.annotate(
+            ",".join(str(int(k) + 1) for k in rows),
+            (xs[members[0]], ys[members[0]]),
+            textcoords="offset points",
+            xytext=(6, 5),
+            fontsize=8,
+            zorder=8,
+        )
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig

@@ -18,7 +18,8 @@ Named presets (:data:`PRESETS`) let a user ask for ``"regularise"``, ``"harden"`
 ``"dp"`` or ``"cap"`` without knowing the grid: :func:`resolve_variants` maps each to a
 small grid for the recipe's class (its library, or for scikit-learn the parameters it
 takes). Every variant is checked there, before anything is trained: a parameter the
-recipe does not take, an empty grid, a hardening the model cannot take, a DP model that
+recipe does not take or a value it refuses (its own parameter validation, run on a clone),
+an empty grid, a hardening the model cannot take, a DP model that
 does not import here, each raises one ``ValueError`` line.
 """
 
@@ -460,9 +461,35 @@ def resolve_variants(
     return out
 
 
+def _validate_values(v: Variant, recipe: Any) -> None:
+    """Refuse a value the recipe's own parameter validation refuses, before training.
+
+    scikit-learn checks parameter values only in ``fit``: the variant's parameters are set
+    on a clone and every step that validates its parameters (``_validate_params``) does so
+    now. Estimators without it (CatBoost, XGBoost, ...) check their values when they fit.
+    """
+    from tabmia._estimators import clone_unfitted
+
+    trial = clone_unfitted(recipe)
+    try:
+        trial.set_params(**with_params(recipe, v.params))
+        steps = [trial, *(step for _, step in getattr(trial, "steps", None) or [])]
+        for est in steps:
+            # BaseEstimator has _validate_params, but only a class that declares its
+            # _parameter_constraints can run it
+            if hasattr(est, "_parameter_constraints") and callable(
+                getattr(est, "_validate_params", None)
+            ):
+                est._validate_params()
+    except (ValueError, TypeError) as exc:  # InvalidParameterError is both
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"variant {v.name}: {text}") from exc
+
+
 def _check(v: Variant, recipe: Any, classes: np.ndarray, has_proba: bool, has_groups: bool) -> None:
     if v.kind == "retrain":
         with_params(recipe, v.params)
+        _validate_values(v, recipe)
     elif v.kind == "harden":
         _, model = _final(recipe)
         check_hardening(
