@@ -15,7 +15,14 @@ from tabmia.metrics import attack_metrics
 if TYPE_CHECKING:
     from tabmia.experiment import ExperimentResult
 
-from tabmia.persons._scores import DEFAULT_RULE, _alpha_for, _with_repeat, person_scores
+from tabmia.persons._scores import (
+    BANDS,
+    DEFAULT_RULE,
+    _alpha_for,
+    _base_band,
+    _with_repeat,
+    person_scores,
+)
 
 __all__ = ["person_result", "person_risk", "most_exposed", "person_epsilon"]
 
@@ -55,8 +62,10 @@ def person_result(
         :func:`~tabmia.metrics.attack_metrics` over persons (every interval resamples
         persons), at the threshold that flags exactly the persons with
         ``p_value <= alpha`` (``tp`` / ``fp`` count them), with ``repeat``, ``seed``,
-        ``attack``, ``fpr_target`` (``alpha``), ``fpr_requested``, ``person_rule`` and
-        ``n_persons_public``. ``calibration``: the public persons.
+        ``attack``, ``fpr_target`` (``alpha``), ``fpr_requested``, ``person_rule``,
+        ``n_persons_public``, and where the persons were calibrated: ``bands``,
+        ``merged_bands``, ``max_public_records`` and ``n_persons_beyond`` (candidates
+        with more records than any public person). ``calibration``: the public persons.
         ``targets``, ``splits``, ``target_accuracy`` and ``findings`` are the record
         level's; ``attacks`` is empty.
 
@@ -90,6 +99,7 @@ def person_result(
         fpr = metrics["fpr_target"]
     persons, public = person_scores(result.scores, calibration, fpr=fpr, rule=rule)
     n_public = public.groupby(["repeat", "attack"], sort=False).size()
+    public_of = dict(list(public.groupby(["repeat", "attack"], sort=False)))
     rows = []
     for (repeat, attack), part in persons.groupby(["repeat", "attack"], sort=False):
         record_row = metrics.loc[(repeat, attack)] if (repeat, attack) in metrics.index else {}
@@ -127,6 +137,7 @@ def person_result(
                 "fpr_requested": alpha if requested is None or pd.isna(requested) else requested,
                 "person_rule": rule,
                 "n_persons_public": int(n_public.get((repeat, attack), 0)),
+                **_band_summary(part, public_of.get((repeat, attack))),
                 # what the attack cost and trained: the record-level run's, unchanged
                 **{k: record_row[k] for k in _RUN_COLUMNS if k in getattr(record_row, "index", ())},
             }
@@ -147,6 +158,35 @@ def person_result(
         if name not in fields:  # an ExperimentResult from before these fields
             setattr(out, name, value)
     return out
+
+
+def _band_summary(persons: pd.DataFrame, public: pd.DataFrame | None) -> dict[str, Any]:
+    """Where one (repeat, attack)'s persons were calibrated, for the verdict to say.
+
+    ``bands``: the bands calibrated, in order ("1; 2-3; 4+"); ``merged_bands``: each
+    merged one with the bands it holds ("4+ = 4-7 + 8-15 + 16+"; empty where none merged);
+    ``max_public_records``: the most records any public person has; ``n_persons_beyond``:
+    candidate persons with more records than that, whose band holds no public person as
+    large (no public person says how a non-member with as many records scores).
+    """
+    if public is None or public.empty:
+        return {}
+    both = pd.concat([persons[["band", "n_records"]], public[["band", "n_records"]]])
+    base = _base_band(both["n_records"].to_numpy())
+    held = pd.Series(base).groupby(both["band"].to_numpy(), sort=False).unique()
+    order = sorted(held.index, key=lambda label: int(min(held[label])))
+    merged = [
+        f"{label} = {' + '.join(BANDS[b] for b in sorted(held[label]))}"
+        for label in order
+        if len(held[label]) > 1
+    ]
+    most = int(public["n_records"].max())
+    return {
+        "bands": "; ".join(order),
+        "merged_bands": "; ".join(merged),
+        "max_public_records": most,
+        "n_persons_beyond": int((persons["n_records"] > most).sum()),
+    }
 
 
 #: Columns of the record-level metrics that describe the attack's run, not its rates:

@@ -20,6 +20,7 @@ from tabmia.metrics import (
     ppv_interval,
     ppv_resolved,
 )
+from tabmia.report._persons import person_rule_line as _person_rule_line
 from tabmia.report.state import (  # their import path before tabmia.report.state
     ALL_TIED,
     STRONGEST_RULE,
@@ -342,22 +343,6 @@ def in_persons(line: str, noun: str = "persons") -> str:
     for word, person in _PERSON_WORDS:
         line = line.replace(word, person.format(p=noun, s=single))
     return line
-
-
-def _person_rule_line(result: Any, noun: str) -> str:
-    """How record scores became person scores, and on which public persons."""
-    metrics = result.metrics
-    rule = str(metrics["person_rule"].iloc[0]) if "person_rule" in metrics else "max"
-    n_public = int(metrics["n_persons_public"].iloc[0]) if "n_persons_public" in metrics else None
-    sizes = pd.to_numeric(result.scores["n_records"])
-    public = f" on {n_public} public {noun}" if n_public else ""
-    return (
-        f"The unit is the person: each of an attack's {noun} is scored by combining the "
-        f"scores of its records ({rule} rule; {noun} have 1 to {int(sizes.max())} records, "
-        f"{float(sizes.mean()):.2f} on average), and its threshold was calibrated{public} "
-        "of the same number of records, so the promised FPR holds for a fresh non-member "
-        f"with one record and with many."
-    )
 
 
 def finding_role(finding: Any, state: VerdictState) -> str:
