@@ -432,10 +432,14 @@ def test_person_risk_and_most_exposed():
     assert (wide[True] > wide[False]).all()
 
     top = most_exposed(persons, n=3)
-    assert len(top) == 6 and list(top["rank"]) == [1, 2, 3, 1, 2, 3]
+    assert len(top) == 6 and list(top["attack"]) == ["loss"] * 3 + ["rmia"] * 3
     for attack, part in top.groupby("attack"):
-        best = persons[persons["attack"] == attack]["score"].nlargest(3).to_numpy()
-        assert np.array_equal(part["score"].to_numpy(), best)
+        scores = persons.loc[persons["attack"] == attack, "score"].to_numpy()
+        assert np.array_equal(part["score"].to_numpy(), np.sort(scores)[::-1][:3])
+        # a rank counts the persons scored higher; tied persons share it
+        higher = [(scores > s).sum() + 1 for s in part["score"]]
+        assert list(part["rank"]) == higher
+        assert list(part["tied"]) == [(scores == s).sum() for s in part["score"]]
     assert {"person", "n_records", "member", "p_value"} <= set(top)
 
 
@@ -477,3 +481,26 @@ def test_the_verdict_says_which_bands_merged_and_who_lies_beyond_the_public_pers
     assert f"calibrated with patients of up to {most} records" in text
     assert "1 patient of the audit has more records than any public patient" in text
     assert "only 1 member patient, fewer than 5" in text
+
+
+def test_most_exposed_orders_ties_and_says_they_are_tied():
+    """Issue 46, item 9: the most exposed persons were 40 tied rows in the input's order.
+    Tied persons share a rank, say how many tie, and come in a fixed order whatever the
+    input's."""
+    rng = np.random.default_rng(3)
+    persons = pd.DataFrame(
+        {
+            "repeat": 0,
+            "attack": "loss",
+            "person": [f"P{i:03d}" for i in range(60)],
+            "n_records": rng.integers(1, 4, 60),
+            "member": rng.random(60) < 0.5,
+            "score": np.r_[np.full(40, 4.6), rng.uniform(0, 4, 20)],
+            "p_value": np.r_[np.full(40, 0.01), rng.uniform(0.02, 1, 20)],
+        }
+    )
+    top = most_exposed(persons, n=10)
+    shuffled = most_exposed(persons.sample(frac=1.0, random_state=1), n=10)
+    pd.testing.assert_frame_equal(top, shuffled)
+    assert (top["rank"] == 1).all() and (top["tied"] == 40).all()
+    assert top["n_records"].is_monotonic_increasing  # fewer records first within the tie

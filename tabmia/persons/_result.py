@@ -259,21 +259,31 @@ def most_exposed(persons: pd.DataFrame, n: int = 10) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``attack``, ``rank`` (1 = most exposed), ``repeat``, ``person``, ``n_records``,
-        ``member``, ``score``, ``p_value``, ``band``, ``flagged``; highest score first
-        (ties: fewer records first, where one record carries the same evidence).
+        ``attack``, ``rank`` (1 = most exposed; persons whose scores tie share the best
+        rank of their tie), ``tied`` (how many of the attack's persons share the score:
+        the attack does not tell them apart), ``repeat``, ``person``, ``n_records``,
+        ``member``, ``score``, ``p_value``, ``band``, ``flagged``; highest score first,
+        ties in a fixed order (fewer records first, where one record carries the same
+        evidence; then repeat and person id), never the input's.
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
-    ordered = persons.sort_values(
-        ["score", "n_records"], ascending=[False, True], kind="stable"
+    frame = persons.assign(_id=persons["person"].astype(str))
+    ordered = frame.sort_values(
+        ["attack", "score", "n_records", "repeat", "_id"],
+        ascending=[True, False, True, True, True],
+        kind="stable",
     ).reset_index(drop=True)
-    top = ordered.groupby("attack", sort=False).head(n).copy()
-    top.insert(1, "rank", top.groupby("attack", sort=False).cumcount() + 1)
-    cols = ["attack", "rank", "repeat", "person", "n_records", "member", "score", "p_value"]
-    cols += [c for c in ("band", "flagged") if c in top.columns]
-    top = top[[c for c in cols if c in top.columns]]
-    return top.sort_values(["attack", "rank"], kind="stable", ignore_index=True)
+    by_attack = ordered.groupby("attack", sort=False)["score"]
+    ordered["rank"] = by_attack.rank(method="min", ascending=False).astype(int)
+    ordered["tied"] = ordered.groupby(["attack", "score"], sort=False)["score"].transform("size")
+    top = ordered.groupby("attack", sort=False).head(n)
+    cols = ["attack", "rank", "tied", "repeat", "person", "n_records", "member", "score"]
+    cols += [c for c in ("p_value", "band", "flagged") if c in top.columns]
+    first_seen = {a: i for i, a in enumerate(pd.unique(persons["attack"]))}
+    top = top.assign(_order=top["attack"].map(first_seen))
+    top = top.sort_values(["_order", "rank", "n_records", "repeat", "_id"], kind="stable")
+    return top[[c for c in cols if c in top.columns]].reset_index(drop=True)
 
 
 def person_epsilon(

@@ -605,5 +605,9 @@ def _person_section(risk: pd.DataFrame, exposed: pd.DataFrame, context: dict[str
         + table_html(shares.reset_index(), css_class="fit")
         + f"<h2>Most exposed {html.escape(noun)}</h2><p class='note'>The {html.escape(noun)} "
         "each attack scores highest, with their number of records and whether the model "
-        "trained on them.</p><div class='wide'>" + table_html(shown, css_class="fit") + "</div>"
+        f"trained on them. {html.escape(noun).capitalize()} whose scores tie share a rank, and "
+        "'tied' says how many share the score: the attack does not tell them apart (they are "
+        "listed fewest records first, then by id).</p><div class='wide'>"
+        + table_html(shown, css_class="fit")
+        + "</div>"
     )
