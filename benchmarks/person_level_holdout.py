@@ -196,7 +196,7 @@ def _record_table(payload: dict[str, Any]) -> list[str]:
         "",
         f"Record level, at the attacks' own thresholds (aimed at {ALPHA:g}), pooled over "
         "seeds: non-member encounters flagged against the split-conformal band (one-sided "
-        "99%, seeds' beta-binomial counts convolved) and the binomial one (99%).",
+        "99%, seeds' beta-binomial counts convolved).",
         "",
         "| attack | calibration scores per seed | non-member encounters | flagged | "
         "delivered [95%] | conformal band | P(count ≥ observed) | inside |",
