@@ -504,3 +504,18 @@ def test_most_exposed_orders_ties_and_says_they_are_tied():
     pd.testing.assert_frame_equal(top, shuffled)
     assert (top["rank"] == 1).all() and (top["tied"] == 40).all()
     assert top["n_records"].is_monotonic_increasing  # fewer records first within the tie
+
+
+def test_slice_lines_of_a_person_audit_count_public_persons():
+    """Issue 46, item 9: a person-level audit's slice lines said "public records" where
+    they counted persons."""
+    from tabmia.slices import slice_report
+
+    result = _small_result(np.random.default_rng(5))
+    cal = result.calibration
+    index = cal["person"].str.split("-").str[-1].astype(int)
+    cal["slice:sex"] = (index % 40 == 0).astype(int)  # slice 1: 10 public persons per repeat
+    text = " ".join(slice_report(person_result(result, fprs=(0.05,))).lines())
+    assert "10 public persons in the slice" in text and "public records" not in text
+    # a record-level report keeps its records
+    assert "public persons" not in " ".join(slice_report(result).lines())
