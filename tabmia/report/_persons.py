@@ -30,7 +30,7 @@ def _bands_clause(metrics: pd.DataFrame, noun: str) -> str:
     attacks differ)."""
     if "bands" not in metrics:
         return ""
-    described = {}
+    described: dict[str, list[str]] = {}
     for _, row in metrics.drop_duplicates("attack").iterrows():
         bands = ", ".join(str(row["bands"]).split("; "))
         merged = [m.split(" = ") for m in str(row.get("merged_bands") or "").split("; ") if m]
