@@ -105,7 +105,7 @@ with warnings.catch_warnings(record=True) as notes:
         public_fraction=0.5, fprs=(FPR, 0.01), random_state=0,
         groups_train=patient[trained_on], groups_population=patient[~trained_on],
     )
-    persons = person_result(records, fprs=(FPR, 0.01))  # the "max" rule (the default)
+    persons = person_result(records, fprs=(FPR, 0.01))  # the "combined" rule (the default)
 for note in notes:
     print(f"tabmia: note: {note.message}")
 
@@ -114,7 +114,8 @@ for note in notes:
 # -------------------------------------
 # For each attack, the first row is the encounter-level audit: each encounter scored and
 # flagged at a threshold promising 5% FPR per encounter. The second is the patient-level
-# audit: each patient's most exposed encounter, adjusted for their number of encounters
+# audit: each patient's encounters combined (the more extreme of their most exposed
+# encounter, adjusted for their number, and all of their evidence summed)
 # and calibrated on the attacker's public patients, flagged at a threshold promising 5%
 # FPR per *patient*, in every band of record counts. Intervals resample patients.
 

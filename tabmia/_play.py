@@ -165,7 +165,12 @@ def run_attacks(
         finally:
             _reissue(caught, name)
         t1 = time.perf_counter()
-        s = attack.decision_function(X_candidates, y_candidates)
+        # a candidate person's records are scored alike, as a public person's are
+        s = attack.decision_function(
+            X_candidates,
+            y_candidates,
+            **({} if candidate_persons is None else {"groups": candidate_persons}),
+        )
         t2 = time.perf_counter()
         threshold = attack.threshold_
         m = attack_metrics(

@@ -140,3 +140,64 @@ def test_too_few_public_persons_for_the_fpr_is_refused_before_training(files, tm
                              "hold 300 persons")
     assert "needs at least 999 public persons" in err[0] and "at least 0.00332" in err[0]
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def id_model_files(files, tmp_path_factory):
+    """A model that takes the person id as an input (numeric ids), and a population of one
+    person."""
+    d = tmp_path_factory.mktemp("cli-persons-ids")
+    train, pop = pd.read_csv(files / "train.csv"), pd.read_csv(files / "pop.csv")
+    for frame in (train, pop):
+        frame["pid"] = frame["patient"].str[1:].astype(int)
+    features = [f"f{i}" for i in range(6)] + ["pid"]
+    model = RandomForestClassifier(n_estimators=20, random_state=0)
+    joblib.dump(model.fit(train[features], train[LABEL]), d / "model.joblib")
+    train.drop(columns="patient").to_csv(d / "train.csv", index=False)
+    pop.drop(columns="patient").to_csv(d / "pop.csv", index=False)
+    pop.assign(patient="P9999").to_csv(files / "pop_one.csv", index=False)
+    return d
+
+
+def test_the_header_names_the_person_column(files, tmp_path, capsys):
+    """Issue 46, item 9: the header said "persons: persons"; it names the column."""
+    out = tmp_path / "header"
+    argv = ["audit", "--model-file", str(files / "model.joblib"), "--train",
+            str(files / "train.csv"), "--population", str(files / "pop.csv"), "--label", LABEL,
+            "--attacks", "loss", "--fpr", "0.05", "--group-column", "patient", "--out", str(out)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(argv) == 0
+    header = capsys.readouterr().out.split("\n\n")[0]
+    assert "persons: persons" not in header
+    assert "person ids: column 'patient'" in header
+
+
+@pytest.mark.parametrize("extra, pop, message", [
+    # the label column is no person id, and is said to be the label
+    (("--group-column", LABEL), "pop.csv", f"--group-column {LABEL}: {LABEL!r} is the label"),
+    # a rule for persons without persons does nothing: refused, not ignored
+    (("--person-rule", "stouffer"), "pop.csv", "--person-rule stouffer needs --group-column"),
+    # one public person can promise no person-level FPR: said so, not "a larger --fpr (at
+    # least 1)"
+    (("--group-column", "patient"), "pop_one.csv", "too few"),
+])
+def test_person_flags_that_cannot_work_get_one_error_line(
+        files, id_model_files, tmp_path, capsys, extra, pop, message):
+    code = _audit(files, tmp_path / "bad", *extra, pop=pop)
+    err = [line for line in capsys.readouterr().err.splitlines()
+           if line.startswith("tabmia: error:")]
+    assert code == 2 and len(err) == 1 and message in err[0], err
+    assert "at least 1)" not in err[0]
+
+
+def test_a_person_column_the_model_takes_stays_its_input(id_model_files, tmp_path, capsys):
+    """Issue 46, item 9: a model trained with the person id among its inputs failed with
+    "X is missing columns ['pid']"; the column stays the model's input and names persons."""
+    out = tmp_path / "ids"
+    code = _audit(id_model_files, out, "--group-column", "pid")
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["unit"] == "person"
+    assert "pid" in captured.err  # a note says the model takes it

@@ -8,11 +8,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import sklearn
 from sklearn.datasets import make_classification
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.tree import DecisionTreeClassifier
 
 from tabmia import PlausibilityWarning
 from tabmia.attacks import LiRAAttack, LossAttack, QuantileAttack, RMIAAttack
@@ -203,3 +205,76 @@ def test_a_model_that_never_saw_the_persons_sits_at_chance_at_person_level(perso
     assert row["auc_low"] <= 0.5 <= row["auc_high"]
     assert row["tpr_low"] <= 0.05 <= row["tpr_high"] or row["tpr"] <= row["fpr_high"]
     assert row["fpr"] <= row["fpr_high"] and row["fpr_low"] <= 0.05
+
+
+@pytest.mark.parametrize("attack", [LiRAAttack(n_shadow=6, fpr=0.05),
+                                    RMIAAttack(n_reference=4, fpr=0.05)])
+def test_a_candidate_persons_records_share_one_out_set(persons, attack):
+    """Issue 46, case 10: a public person's records share one IN/OUT mask, so a candidate
+    person's records are scored by one OUT set too (drawn from the person's records'
+    content, not from their membership), as many models as a public record is OUT for;
+    a person of one record keeps its own draw."""
+    X, y, groups, train, model = persons
+    pub, cand = ~train & (groups % 2 == 0), ~train & (groups % 2 == 1)
+    attack.set_params(target=model, random_state=0).fit(X[pub], y[pub], groups=groups[pub])
+    codes = groups[cand]
+    masks = attack.out_model_masks(X[cand], y[cand], groups=codes)
+    per_person = pd.DataFrame(masks.T).groupby(codes).nunique()
+    assert (per_person == 1).all().all()
+    assert set(masks.sum(axis=0)) == set((~attack.in_masks_).sum(axis=0))
+    # the scores follow the masks: a person of one record scores as before, others not
+    k = np.bincount(codes)[codes]
+    alone = attack.decision_function(X[cand], y[cand])
+    together = attack.decision_function(X[cand], y[cand], groups=codes)
+    assert np.array_equal(alone[k == 1], together[k == 1])
+    assert not np.array_equal(alone[k > 1], together[k > 1])
+    records = attack.out_model_masks(X[cand], y[cand])
+    assert not np.array_equal(records[:, k > 1], masks[:, k > 1])
+
+
+def _fresh_persons(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """1,500 persons (half with one record, the rest 2-8), each person's records close to
+    one another (features and label share the person's effect)."""
+    rng = np.random.default_rng(seed)
+    k = np.where(rng.random(1_500) < 0.5, 1, rng.integers(2, 9, 1_500))
+    groups = np.repeat(np.arange(1_500), k)
+    X = rng.normal(0, 1, (1_500, 5))[groups] + 0.3 * rng.normal(0, 1, (groups.size, 5))
+    noise = 0.5 * rng.normal(0, 1, groups.size) + np.repeat(rng.normal(0, 1, 1_500), k)
+    return X, (X[:, 0] + noise > 0).astype(int), groups
+
+
+@pytest.mark.parametrize("share", [0.25, 0.0])
+def test_fpr_promise_with_person_ids_holds_for_records_and_persons(share):
+    """Issue 46, case 10: LiRA with person ids, on the grouped hold-out path
+    (calibration_share=0.25) and on the default one: fresh non-member records and persons
+    are flagged within the promise, pooled over 6 games (record level: the split-conformal
+    band of the calibration scores, persons: the binomial band, one-sided 99.9%)."""
+    from scipy import stats
+
+    from tabmia.persons import person_result
+
+    alpha, records, persons_rows = 0.1, [], []
+    for seed in range(6):
+        X, y, groups = _fresh_persons(seed)
+        attack = LiRAAttack(n_shadow=4, fpr=alpha, calibration_share=share, n_jobs=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = MembershipExperiment(
+                DecisionTreeClassifier(min_samples_leaf=3), {"lira": attack}, train_size=1 / 3,
+                public_size=0.5, fprs=(alpha,), random_state=seed).run(X, y, groups=groups)
+        non = result.scores[~result.scores["member"].astype(bool)]
+        records.append((len(result.calibration), len(non), int(non["flagged"].sum())))
+        people = person_result(result, fpr=alpha).scores
+        people = people[~people["member"].astype(bool)]
+        persons_rows.append(people[["n_records", "flagged"]])
+    pmf = np.array([1.0])
+    for n_cal, m, _ in records:  # the seeds' beta-binomial counts, convolved
+        ell = int(np.floor(alpha * (n_cal + 1)))
+        pmf = np.convolve(pmf, stats.betabinom.pmf(np.arange(m + 1), m, ell, n_cal + 1 - ell))
+    fp = sum(r[2] for r in records)
+    assert fp <= np.searchsorted(np.cumsum(pmf), 0.999), (fp, records)
+    people = pd.concat(persons_rows)
+    for many in (False, True):
+        part = people[(people["n_records"] > 1) == many]
+        assert part["flagged"].sum() <= stats.binom.ppf(0.999, len(part), alpha), many
+        assert part["flagged"].sum() >= stats.binom.ppf(0.001, len(part), alpha), many

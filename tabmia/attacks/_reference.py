@@ -42,6 +42,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -319,6 +320,19 @@ class ReferenceModelAttack(BaseMembershipAttack):
         """
         return self._outside_masks_of(record_keys(X, y))
 
+    def _draw_keys(self, keys: np.ndarray) -> np.ndarray:
+        """The keys the OUT sets of records outside the pool are drawn from: each record's
+        own, or, where the scored records' persons are known (``decision_function``'s
+        ``groups``), the smallest key of its person's records, so that a candidate
+        person's records are scored by one OUT set, as a public person's records share
+        one IN/OUT mask (a person's records scored by different models would make their
+        person-level statistic spread unlike a public person's)."""
+        groups = getattr(self, "_score_groups", None)
+        if groups is None or keys.size == 0:
+            return keys
+        smallest = pd.Series(keys).groupby(groups).transform("min")
+        return smallest.to_numpy(dtype=np.uint64)
+
     def _outside_masks_of(self, keys: np.ndarray) -> np.ndarray:
         """:meth:`_outside_out_masks` of records given by their :func:`record_keys`."""
         n_models = self.in_masks_.shape[0]
@@ -326,14 +340,15 @@ class ReferenceModelAttack(BaseMembershipAttack):
             return np.ones((n_models, keys.size), dtype=bool)
         return ~draw_record_in_masks(keys, n_models, pkeep=self.pkeep_, seed=self._outside_seed)
 
-    def out_model_masks(self, X: Any, y: Any) -> np.ndarray:
+    def out_model_masks(self, X: Any, y: Any, groups: Any = None) -> np.ndarray:
         """Which models score each record as models that did not train on it.
 
         A public record of the pool: the models it was OUT for. Any other record: as
         many models, drawn per block of models the way a pool record's OUT set is,
-        from the record's content (the same record always gets the same set); all of
-        them for records scored against held-out calibration records
-        (``calibration_share > 0``).
+        from the record's content (the same record always gets the same set), or with
+        ``groups`` from its person's records (a person's records share one set, as a
+        public person's share one mask); all of them for records scored against
+        held-out calibration records (``calibration_share > 0``).
 
         Parameters
         ----------
@@ -341,17 +356,25 @@ class ReferenceModelAttack(BaseMembershipAttack):
             Records.
         y : array-like of shape (n,)
             Their labels.
+        groups : array-like of shape (n,), default=None
+            Person id of each record, as ``decision_function`` takes them.
 
         Returns
         -------
         ndarray of bool of shape (n_models, n)
             ``out[k, i]``: model ``k`` scores record ``i``.
         """
+        from tabmia.attacks.base import _score_codes
+
         check_is_fitted(self, "in_masks_")
         y_idx = self._validate_records(X, y, "out_model_masks")
         pos = self._pool.lookup(X, y_idx)
         found = pos >= 0
-        out = self._outside_out_masks(X, y_idx)
+        self._score_groups = _score_codes(groups, X)
+        try:
+            out = self._outside_masks_of(self._draw_keys(record_keys(X, y_idx)))
+        finally:
+            self._score_groups = None
         out[:, found] = ~self.in_masks_[:, pos[found]]
         return out
 
@@ -415,7 +438,7 @@ class ReferenceModelAttack(BaseMembershipAttack):
             miss = np.flatnonzero(~found)
             if "c_in" in mom:
                 mom["c_in"][miss], mom["mu_in"][miss], mom["ssd_in"][miss] = 0, np.nan, 0.0
-            self._score_outside(X, y, keys, miss, mom)
+            self._score_outside(X, y, self._draw_keys(keys), miss, mom)
         return mom, found, side.result
 
     def _score_outside(
@@ -427,7 +450,8 @@ class ReferenceModelAttack(BaseMembershipAttack):
         mom: dict[str, np.ndarray],
     ) -> None:
         """The OUT moments of the records ``miss`` (not from the pool), written into
-        ``mom``: the models score them in chunks whose size follows ``max_memory``."""
+        ``mom``: the models score them in chunks whose size follows ``max_memory``;
+        ``keys`` are the records' draw keys (:meth:`_draw_keys`)."""
         budget = resolve_max_memory(self.max_memory)
         n_models = self.in_masks_.shape[0]
         # per record in this process: its copy, the models' float32 and float64 scores

@@ -252,10 +252,15 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self._check_flags_anybody()
         return self
 
-    def decision_function(self, X: Any, y: Any = None) -> np.ndarray:
+    def decision_function(self, X: Any, y: Any = None, groups: Any = None) -> np.ndarray:
         """Membership score of each candidate record ``(X[i], y[i])``.
 
         ``y`` may be a membership game's labels; only their class labels are used.
+        ``groups`` (person ids, as ``fit`` takes them) make a person's records scored
+        alike where the attack draws which of its models score a record (the shadow /
+        reference attacks: one OUT set per person, as a public person's records share
+        one IN/OUT mask), so that a candidate person's scores are distributed like a
+        public person's; other attacks ignore them.
 
         Returns
         -------
@@ -268,14 +273,18 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
             When candidates repeat public records given to ``fit``.
         """
         check_is_fitted(self, "threshold_")
-        with hashes_reused():  # the scoring's record keys serve the duplicate check
-            s = self._scores(X, split_game_labels(y)[0])
-            self._warn_public_candidates(X, y)
+        self._score_groups = _score_codes(groups, X)
+        try:
+            with hashes_reused():  # the scoring's record keys serve the duplicate check
+                s = self._scores(X, split_game_labels(y)[0])
+                self._warn_public_candidates(X, y)
+        finally:
+            self._score_groups = None
         return s
 
-    def predict(self, X: Any, y: Any = None) -> np.ndarray:
-        """Flag members: ``decision_function(X, y) >= threshold_``."""
-        return self.decision_function(X, y) >= self.threshold_
+    def predict(self, X: Any, y: Any = None, groups: Any = None) -> np.ndarray:
+        """Flag members: ``decision_function(X, y, groups) >= threshold_``."""
+        return self.decision_function(X, y, groups) >= self.threshold_
 
     # -------------------------------------------------------------- subclass API
     def _fit(self, X: Any, y: np.ndarray) -> None:
@@ -617,6 +626,15 @@ def statistic_from_legacy(owner: str, statistic: str, default: str, legacy: dict
         stacklevel=3,
     )
     return old
+
+
+def _score_codes(groups: Any, X: Any) -> np.ndarray | None:
+    """Person codes of the records scored (None without ``groups``)."""
+    if groups is None:
+        return None
+    from tabmia._groups import check_groups, person_codes
+
+    return person_codes(check_groups(groups, n_rows(X)))
 
 
 def _codes(groups: np.ndarray) -> np.ndarray:

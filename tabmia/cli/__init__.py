@@ -181,10 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
     persons.add_argument(
         "--person-rule",
         default=None,
-        choices=("max", "stouffer", "mean"),
-        help="how a person's record scores combine into one (default max: the most exposed "
-        "record, adjusted for the number of records; stouffer: a p-value combination; "
-        "mean: the mean score)",
+        choices=("combined", "max", "stouffer", "mean"),
+        help="how a person's record scores combine into one (default combined: the more "
+        "extreme of max and stouffer; max: the most exposed record, adjusted for the "
+        "number of records; stouffer: a p-value combination, every record's evidence "
+        "summed; mean: the mean score); needs --group-column or a data set's own persons",
     )
     persons.add_argument(
         "--slice-by",

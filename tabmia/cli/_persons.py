@@ -22,6 +22,7 @@ __all__ = [
     "built_in_persons",
     "check_person_attacks",
     "check_public_persons",
+    "keep_person_column",
     "person_columns",
     "to_persons",
 ]
@@ -37,7 +38,10 @@ def person_columns(
     without the flag)."""
     column = getattr(args, "group_column", None)
     if column is None:
+        _refuse_rule_without_persons(args)
         return X_train, X_population, None, None
+    if column == getattr(args, "label", None):
+        raise UsageError(_label_is_no_person(column, "--label"))
     ids = []
     for flag, X in (("--train", X_train), ("--population", X_population)):
         if column not in X.columns:
@@ -72,9 +76,15 @@ def built_in_persons(args: argparse.Namespace, bunch: Any) -> np.ndarray | None:
     column = getattr(args, "group_column", None)
     own = bunch.get("groups") if isinstance(bunch, dict) else getattr(bunch, "groups", None)
     if column is None:
+        if own is None:
+            _refuse_rule_without_persons(args)
         return None if own is None else np.asarray(own)
     if column.lower() == "none":
+        _refuse_rule_without_persons(args)
         return None
+    target = bunch.get("target") if isinstance(bunch, dict) else getattr(bunch, "target", None)
+    if column == getattr(target, "name", None):
+        raise UsageError(_label_is_no_person(column, f"data set {args.dataset}'s label"))
     data = bunch.data
     if isinstance(data, pd.DataFrame) and column in data.columns:
         return data[column].to_numpy()
@@ -82,6 +92,49 @@ def built_in_persons(args: argparse.Namespace, bunch: Any) -> np.ndarray | None:
         f"--group-column {column}: data set {args.dataset} has no column {column!r}"
         + ("" if own is None else "; its own person ids are used without --group-column")
     )
+
+
+def _refuse_rule_without_persons(args: argparse.Namespace) -> None:
+    """``--person-rule`` combines a person's records: without persons it would do nothing."""
+    if getattr(args, "person_rule", None) is not None:
+        raise UsageError(
+            f"--person-rule {args.person_rule} needs --group-column (the column of each "
+            "record's person; a built-in data set's own persons where it has them): "
+            "without persons the audit's unit is the record and no rule applies"
+        )
+
+
+def _label_is_no_person(column: str, what: str) -> str:
+    return (
+        f"--group-column {column}: {column!r} is the label ({what}), not a person id: "
+        "name the column that holds each record's person"
+    )
+
+
+def keep_person_column(
+    args: argparse.Namespace,
+    taken: Any,
+    frames: list[pd.DataFrame],
+    ids: list[np.ndarray | None],
+) -> list[pd.DataFrame]:
+    """The records with ``--group-column`` put back where the model takes it as an input
+    (a model trained on the person id): it stays the model's input and names persons, with
+    one ``tabmia: note:``; ``frames`` unchanged otherwise."""
+    column = getattr(args, "group_column", None)
+    if column is None or taken is None or column not in {str(c) for c in taken}:
+        return frames
+    import warnings
+
+    from tabmia.exceptions import RunNote
+
+    warnings.warn(
+        f"--group-column {column}: the model takes {column!r} as an input, so it stays "
+        "among the model's inputs as well as naming each record's person (a model that "
+        "reads the person id can learn persons by their id)",
+        RunNote,
+        stacklevel=2,
+    )
+    return [frame.assign(**{column: v}) for frame, v in zip(frames, ids)]
 
 
 def check_person_attacks(attacks: dict[str, Any]) -> None:
@@ -116,6 +169,13 @@ def check_public_persons(attacks: dict[str, Any], n_public: int, noun: str) -> N
     name = min(promised, key=promised.__getitem__)
     fpr = promised[name]
     needed = public_persons_needed(fpr)
+    if n_public < needed and 1.0 / (n_public + 1) >= 0.5:
+        raise UsageError(
+            f"attack {name!r}: the attacker's public data will hold {n_public} {noun}: too "
+            f"few to calibrate any person-level threshold (a person-level FPR of {fpr:g} "
+            f"needs at least {needed} public {noun}): give a population of more {noun} "
+            "(--population, --public-size) or --group-column none (records)"
+        )
     if n_public < needed:
         raise UsageError(
             f"attack {name!r}: the attacker's public data will hold {n_public} {noun}, and a "

@@ -45,6 +45,7 @@ from tabmia.cli._persons import (
     built_in_persons,
     check_person_attacks,
     check_public_persons,
+    keep_person_column,
     person_columns,
     to_persons,
 )
@@ -227,6 +228,7 @@ def _own_model(
         # a slice column the model does not take (a sensitive attribute kept out of it)
         # labels the records only
         taken = getattr(model, "feature_names_in_", None)
+        X_tr, X_pop = keep_person_column(args, taken, [X_tr, X_pop], [groups_tr, groups_pop])
         if taken is not None and specs:
             unused = [c for spec in specs for c in spec if c not in set(taken)]
             X_tr, X_pop = X_tr.drop(columns=unused), X_pop.drop(columns=unused)
@@ -436,8 +438,9 @@ def run_audit(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - t0
     if args.train is not None and "data" not in context:
         context = {"data": str(args.train), **context}
-    if "person" in result.scores.columns:
-        context.setdefault("persons", "persons")
+    if "person" in result.scores.columns and getattr(args, "group_column", None):
+        # the header names the column; the verdict calls them "persons"
+        context.setdefault("person ids", f"column {args.group_column!r}")
     if fallbacks:
         context["notes"] = list(fallbacks)
     found = {f.message for f in result.findings}  # shown in the verdict, as findings

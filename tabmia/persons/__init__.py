@@ -15,7 +15,7 @@ This module turns a record-level audit (the ``scores`` and ``calibration`` frame
 person-level one in two steps.
 
 **1. One statistic per person** (:data:`PERSON_RULES`; :data:`DEFAULT_RULE` says why
-``"max"`` is the default). Each record first gets its
+``"combined"`` is the default). Each record first gets its
 conformal p-value under the null against the attack's public calibration records of the
 same (repeat, attack): ``p_i = (1 + #{calibration scores >= s_i}) / (n_cal + 1)``,
 uniform (up to ties) for a fresh non-member record whatever the score's scale [4]_.
@@ -32,6 +32,11 @@ uniform (up to ties) for a fresh non-member record whatever the score's scale [4
 - ``"mean"``: the mean of the record scores: for attacks whose score is a
   log-likelihood ratio (RMIA, LiRA online) the mean LLR is the user-inference statistic
   of Kandpal et al. [1]_, and needs no calibration records at the record level.
+- ``"combined"`` (the default): the more extreme of ``"max"`` and ``"stouffer"``, each
+  put on a normal scale and standardised by the public persons of the person's band.
+  ``"max"`` pays Šidák's price for ``k`` records and passes a person all of whose records
+  are memorised once ``k`` exceeds what the calibration records resolve; ``"stouffer"``
+  dilutes one memorised record by the person's others; the combination finds both.
 
 Neither the Šidák nor the Stouffer formula is trusted for its null distribution: the
 records of one person are correlated (same person, similar features), so ``min p``
@@ -51,14 +56,17 @@ the person is flagged when ``p_person <= alpha``. The bands are powers of two,
 persons than ``alpha`` needs (``ceil(1 / alpha) - 1``: the smallest p-value is
 ``1 / (n_band + 1)``) is merged into the band below it (towards ``k = 1``) until it has
 enough; the ``band`` column says where each person was calibrated ("8+" where 8-15 and
-16+ were merged).
+16+ were merged), and :func:`person_result`'s metrics say which bands merged and how many
+candidates have more records than any public person (nothing calibrates them in a band
+of their own).
 
 **The promise.** For a fresh non-member person exchangeable with the public persons of
 its band (drawn from the same population, with a number of records in the same band),
 ``P(flagged) <= alpha``: in every band, so for persons with one record and persons with
 forty alike, not only on average over all persons [4]_. It is a marginal promise (over
 the draw of the public persons), and holds for any rule: the rules differ in power, not
-in validity. What it needs is what the record-level promise needs, public persons like
+in validity. In a merged band it holds on average over the band's persons, not for each
+number of records within it. What it needs is what the record-level promise needs, public persons like
 the candidates; it does not need the records of a person to be independent.
 
 The person's score, for ROC curves and AUC, is ``-log(p_person)`` (higher = more

@@ -15,7 +15,14 @@ from tabmia.metrics import attack_metrics
 if TYPE_CHECKING:
     from tabmia.experiment import ExperimentResult
 
-from tabmia.persons._scores import DEFAULT_RULE, _alpha_for, _with_repeat, person_scores
+from tabmia.persons._scores import (
+    BANDS,
+    DEFAULT_RULE,
+    _alpha_for,
+    _base_band,
+    _with_repeat,
+    person_scores,
+)
 
 __all__ = ["person_result", "person_risk", "most_exposed", "person_epsilon"]
 
@@ -55,8 +62,10 @@ def person_result(
         :func:`~tabmia.metrics.attack_metrics` over persons (every interval resamples
         persons), at the threshold that flags exactly the persons with
         ``p_value <= alpha`` (``tp`` / ``fp`` count them), with ``repeat``, ``seed``,
-        ``attack``, ``fpr_target`` (``alpha``), ``fpr_requested``, ``person_rule`` and
-        ``n_persons_public``. ``calibration``: the public persons.
+        ``attack``, ``fpr_target`` (``alpha``), ``fpr_requested``, ``person_rule``,
+        ``n_persons_public``, and where the persons were calibrated: ``bands``,
+        ``merged_bands``, ``max_public_records`` and ``n_persons_beyond`` (candidates
+        with more records than any public person). ``calibration``: the public persons.
         ``targets``, ``splits``, ``target_accuracy`` and ``findings`` are the record
         level's; ``attacks`` is empty.
 
@@ -90,6 +99,7 @@ def person_result(
         fpr = metrics["fpr_target"]
     persons, public = person_scores(result.scores, calibration, fpr=fpr, rule=rule)
     n_public = public.groupby(["repeat", "attack"], sort=False).size()
+    public_of = dict(list(public.groupby(["repeat", "attack"], sort=False)))
     rows = []
     for (repeat, attack), part in persons.groupby(["repeat", "attack"], sort=False):
         record_row = metrics.loc[(repeat, attack)] if (repeat, attack) in metrics.index else {}
@@ -127,6 +137,7 @@ def person_result(
                 "fpr_requested": alpha if requested is None or pd.isna(requested) else requested,
                 "person_rule": rule,
                 "n_persons_public": int(n_public.get((repeat, attack), 0)),
+                **_band_summary(part, public_of.get((repeat, attack))),
                 # what the attack cost and trained: the record-level run's, unchanged
                 **{k: record_row[k] for k in _RUN_COLUMNS if k in getattr(record_row, "index", ())},
             }
@@ -147,6 +158,35 @@ def person_result(
         if name not in fields:  # an ExperimentResult from before these fields
             setattr(out, name, value)
     return out
+
+
+def _band_summary(persons: pd.DataFrame, public: pd.DataFrame | None) -> dict[str, Any]:
+    """Where one (repeat, attack)'s persons were calibrated, for the verdict to say.
+
+    ``bands``: the bands calibrated, in order ("1; 2-3; 4+"); ``merged_bands``: each
+    merged one with the bands it holds ("4+ = 4-7 + 8-15 + 16+"; empty where none merged);
+    ``max_public_records``: the most records any public person has; ``n_persons_beyond``:
+    candidate persons with more records than that, whose band holds no public person as
+    large (no public person says how a non-member with as many records scores).
+    """
+    if public is None or public.empty:
+        return {}
+    both = pd.concat([persons[["band", "n_records"]], public[["band", "n_records"]]])
+    base = _base_band(both["n_records"].to_numpy())
+    held = pd.Series(base).groupby(both["band"].to_numpy(), sort=False).unique()
+    order = sorted(held.index, key=lambda label: int(min(held[label])))
+    merged = [
+        f"{label} = {' + '.join(BANDS[b] for b in sorted(held[label]))}"
+        for label in order
+        if len(held[label]) > 1
+    ]
+    most = int(public["n_records"].max())
+    return {
+        "bands": "; ".join(order),
+        "merged_bands": "; ".join(merged),
+        "max_public_records": most,
+        "n_persons_beyond": int((persons["n_records"] > most).sum()),
+    }
 
 
 #: Columns of the record-level metrics that describe the attack's run, not its rates:
@@ -219,21 +259,31 @@ def most_exposed(persons: pd.DataFrame, n: int = 10) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``attack``, ``rank`` (1 = most exposed), ``repeat``, ``person``, ``n_records``,
-        ``member``, ``score``, ``p_value``, ``band``, ``flagged``; highest score first
-        (ties: fewer records first, where one record carries the same evidence).
+        ``attack``, ``rank`` (1 = most exposed; persons whose scores tie share the best
+        rank of their tie), ``tied`` (how many of the attack's persons share the score:
+        the attack does not tell them apart), ``repeat``, ``person``, ``n_records``,
+        ``member``, ``score``, ``p_value``, ``band``, ``flagged``; highest score first,
+        ties in a fixed order (fewer records first, where one record carries the same
+        evidence; then repeat and person id), never the input's.
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
-    ordered = persons.sort_values(
-        ["score", "n_records"], ascending=[False, True], kind="stable"
+    frame = persons.assign(_id=persons["person"].astype(str))
+    ordered = frame.sort_values(
+        ["attack", "score", "n_records", "repeat", "_id"],
+        ascending=[True, False, True, True, True],
+        kind="stable",
     ).reset_index(drop=True)
-    top = ordered.groupby("attack", sort=False).head(n).copy()
-    top.insert(1, "rank", top.groupby("attack", sort=False).cumcount() + 1)
-    cols = ["attack", "rank", "repeat", "person", "n_records", "member", "score", "p_value"]
-    cols += [c for c in ("band", "flagged") if c in top.columns]
-    top = top[[c for c in cols if c in top.columns]]
-    return top.sort_values(["attack", "rank"], kind="stable", ignore_index=True)
+    by_attack = ordered.groupby("attack", sort=False)["score"]
+    ordered["rank"] = by_attack.rank(method="min", ascending=False).astype(int)
+    ordered["tied"] = ordered.groupby(["attack", "score"], sort=False)["score"].transform("size")
+    top = ordered.groupby("attack", sort=False).head(n)
+    cols = ["attack", "rank", "tied", "repeat", "person", "n_records", "member", "score"]
+    cols += [c for c in ("p_value", "band", "flagged") if c in top.columns]
+    first_seen = {a: i for i, a in enumerate(pd.unique(persons["attack"]))}
+    top = top.assign(_order=top["attack"].map(first_seen))
+    top = top.sort_values(["_order", "rank", "n_records", "repeat", "_id"], kind="stable")
+    return top[[c for c in cols if c in top.columns]].reset_index(drop=True)
 
 
 def person_epsilon(

@@ -510,6 +510,11 @@ def write_html_report(
     )
     if slice_section is not None:
         lines_s, table_s, figure_s = slice_section
+        public = (  # a person-level audit's slices count persons
+            f"public {(context or {}).get('persons', 'persons')}"
+            if getattr(result, "unit", "record") == "person"
+            else "public records"
+        )
         parts.append(
             "<h2>Which groups leak more (slices)</h2><ul>"
             + "".join(f"<li>{esc(line)}</li>" for line in lines_s)
@@ -518,9 +523,9 @@ def write_html_report(
             + "</div>"
             + png_img(_png(figure_s), "Per-slice TPR and delivered FPR")
             + "<p class='note'>Each slice as the attack was fitted (its threshold set from "
-            "all public records): members flagged and the FPR delivered to the slice's "
-            "non-members; then the TPR at a threshold calibrated on the slice's own public "
-            "records to the attack's FPR ('not resolvable' where the slice has too few). A "
+            f"all {public}): members flagged and the FPR delivered to the slice's "
+            f"non-members; then the TPR at a threshold calibrated on the slice's own {public} "
+            "to the attack's FPR ('not resolvable' where the slice has too few). A "
             "group is named more exposed only when the disparity test, corrected for the "
             "number of slices, says so.</p>"
         )
@@ -624,5 +629,9 @@ def _person_section(risk: pd.DataFrame, exposed: pd.DataFrame, context: dict[str
         + table_html(shares.reset_index(), css_class="fit")
         + f"<h2>Most exposed {html.escape(noun)}</h2><p class='note'>The {html.escape(noun)} "
         "each attack scores highest, with their number of records and whether the model "
-        "trained on them.</p><div class='wide'>" + table_html(shown, css_class="fit") + "</div>"
+        f"trained on them. {html.escape(noun).capitalize()} whose scores tie share a rank, and "
+        "'tied' says how many share the score: the attack does not tell them apart (they are "
+        "listed fewest records first, then by id).</p><div class='wide'>"
+        + table_html(shown, css_class="fit")
+        + "</div>"
     )

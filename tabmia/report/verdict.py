@@ -19,7 +19,7 @@ from tabmia.metrics import (
     ppv_interval,
     ppv_resolved,
 )
-from tabmia.report.consistency import PERSON_BANDS
+from tabmia.report._persons import person_rule_line as _person_rule_line
 from tabmia.report.dp_claim import claim_answer
 from tabmia.report.state import (  # their import path before tabmia.report.state
     ALL_TIED,
@@ -319,37 +319,6 @@ def in_persons(line: str, noun: str = "persons") -> str:
     for word, person in _PERSON_WORDS:
         line = line.replace(word, person.format(p=noun, s=single))
     return line
-
-
-def _person_rule_line(result: Any, noun: str) -> str:
-    """How record scores became person scores, and on which public persons."""
-    metrics = result.metrics
-    rule = str(metrics["person_rule"].iloc[0]) if "person_rule" in metrics else "max"
-    n_public = int(metrics["n_persons_public"].iloc[0]) if "n_persons_public" in metrics else None
-    sizes = pd.to_numeric(result.scores["n_records"])
-    public = f" on {n_public} public {noun}" if n_public else ""
-    bands = (
-        [str(b) for b in pd.unique(result.scores["band"].dropna())]
-        if "band" in result.scores
-        else []
-    )
-    merged = [b for b in bands if b not in PERSON_BANDS]
-    if merged:  # too few public persons in some bands: they were calibrated together
-        where = (
-            f", band by band of record counts, some bands merged where they held too few "
-            f"public {noun} ({', '.join(merged)}), so the promised FPR holds for a fresh "
-            f"non-member over each band as merged, not for each number of records in it."
-        )
-    else:
-        where = (
-            " in the same band of record counts (1, 2-3, 4-7, 8-15, 16+), so the promised "
-            "FPR holds for a fresh non-member with one record and with many."
-        )
-    return (
-        f"The unit is the person: each of an attack's {noun} is scored by combining the "
-        f"scores of its records ({rule} rule; {noun} have 1 to {int(sizes.max())} records, "
-        f"{float(sizes.mean()):.2f} on average), and its threshold was calibrated{public}" + where
-    )
 
 
 def finding_role(finding: Any, state: VerdictState) -> str:

@@ -59,6 +59,9 @@ class SliceReport:
         The test's settings.
     notes : tuple of str
         What could not be computed, and why.
+    unit : {"record", "person"}
+        What the counts count: a person-level result's slices count persons (public
+        persons calibrate them), and the sentences say so.
     """
 
     table: pd.DataFrame
@@ -69,6 +72,7 @@ class SliceReport:
     confidence: float = 0.95
     n_permutations: int = 9999
     notes: tuple[str, ...] = ()
+    unit: str = "record"
 
     @property
     def named(self) -> pd.DataFrame:
@@ -169,6 +173,8 @@ class SliceReport:
                     "(where the threshold falls in that slice's scores, not a sign of leakage)."
                 )
         out.extend(self.notes)
+        if self.unit == "person":  # the counts are persons, public ones calibrate
+            out = [line.replace("public records", "public persons") for line in out]
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -390,7 +396,7 @@ def slice_report(
     -------
     SliceReport
     """
-    return slice_report_from_frames(
+    report = slice_report_from_frames(
         result.scores,
         getattr(result, "calibration", None),
         fpr,
@@ -403,3 +409,5 @@ def slice_report(
         random_state=random_state,
         metrics=getattr(result, "metrics", None),
     )
+    report.unit = str(getattr(result, "unit", "record"))
+    return report
