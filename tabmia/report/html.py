@@ -498,6 +498,7 @@ def write_html_report(
     )
     if slice_section is not None:
         lines_s, table_s, figure_s = slice_section
+        units = "persons" if getattr(result, "unit", "record") == "person" else "records"
         parts.append(
             "<h2>Which groups leak more (slices)</h2><ul>"
             + "".join(f"<li>{esc(line)}</li>" for line in lines_s)
@@ -506,11 +507,13 @@ def write_html_report(
             + "</div>"
             + png_img(_png(figure_s), "Per-slice TPR and delivered FPR")
             + "<p class='note'>Each slice as the attack was fitted (its threshold set from "
-            "all public records): members flagged and the FPR delivered to the slice's "
+            f"all public {units}): members flagged and the FPR delivered to the slice's "
             "non-members; then the TPR at a threshold calibrated on the slice's own public "
-            "records to the attack's FPR ('not resolvable' where the slice has too few). A "
+            f"{units} to the attack's FPR ('not resolvable' where the slice has too few, or "
+            "where the attack's scores tie at its top so that the threshold flags nobody). A "
             "group is named more exposed only when the disparity test, corrected for the "
-            "number of slices, says so.</p>"
+            "number of slices, says so at equal FPR and the simultaneous interval of its "
+            "excess lies above 0.</p>"
         )
     if epsilon is not None:
         persons = getattr(result, "unit", "record") == "person"
