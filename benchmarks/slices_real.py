@@ -287,7 +287,9 @@ def outcomes(report: dict[str, Any]) -> list[dict[str, Any]]:
         if len(tests):
             sub = tests[(tests["attack"] == o["attack"]) & (tests["slicing"] == o["slicing"])
                         & (tests["metric"] == o["metric"])]
-            hits = sub[sub["significant"].fillna(False).astype(bool)]
+            # named as the report names (issue 46): the test rejects at equal FPR and the
+            # simultaneous interval excludes 0
+            hits = sub[sub["named"].fillna(False).astype(bool)]
             row["named"] = [
                 {k: h[k] for k in ("slice", "difference", "difference_low", "difference_high",
                                    "tpr_slice", "tpr_rest", "fpr_slice", "fpr_rest",
@@ -302,8 +304,14 @@ def outcomes(report: dict[str, Any]) -> list[dict[str, Any]]:
                 n_cal = compared.loc[compared["slice"] == h["slice"], "n_calibration"]
                 h["public_rank"] = int(1 + (compared["n_calibration"] > n_cal.iloc[0]).sum())
                 h["n_compared"] = len(compared)
-            mdd = sub["detectable_difference"].dropna()
-            if len(mdd):
+            # power as the report states it: at equal FPR, from thresholds that flag some
+            # candidates, for a difference a slice can reach (issue 46)
+            reach = sub["detectable_difference"] < 1.0 - sub["tpr_rest"]
+            mdd = sub.loc[reach, "detectable_difference"].dropna()
+            flagged = int(sub["tp_slice"].sum() + sub["fp_slice"].sum()) if len(sub) else 0
+            if o["metric"] != "calibrated advantage" or not flagged or not len(mdd):
+                row["detectable"] = [0.0, 0.0]
+            else:
                 row["detectable"] = [float(mdd.min()), float(mdd.max())]
         out.append(row)
     return out
@@ -335,8 +343,8 @@ def _power(d: list[float] | None, long: bool = False) -> str:
     if d is None:
         return ""
     if d[1] <= 0.0:
-        return ("; no power: the threshold flags no compared candidate (the permutation "
-                "spread is 0)" if long else " (no power: nothing flagged)")
+        return ("; no power claimed: no two slices compared at equal FPR, or their "
+                "thresholds flag no candidate" if long else " (no power claimed)")
     span = f"{d[0]:.3f}" + (f" to {d[1]:.3f}" if d[1] - d[0] > 5e-4 else "")
     return (f"; 80% power for a difference of {span} (by slice)" if long
             else f" (80% power at {span})")

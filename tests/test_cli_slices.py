@@ -113,3 +113,51 @@ def test_adult_is_sliced_by_sex_and_race_by_default(tmp_path, capsys):
     payload = json.loads((out / "results.json").read_text())
     slicings = {row["slicing"] for row in payload["slices"]["table"]}
     assert slicings == {"slice:sex", "slice:race"}
+
+
+# ---------------------------------------------------------------- issue 46, item 9
+def test_slicing_by_the_label_slices_by_class(files, tmp_path, capsys):
+    """`--slice-by income` where income is the label answered "has no column": the label is
+    not among the features, but its classes are slices like any other (the attacker knows
+    each candidate's label too)."""
+    assert _audit(files, tmp_path / "by-label", "--slice-by", LABEL) == 0
+    err = capsys.readouterr().err
+    assert f"'{LABEL}' is the label" in err and "tabmia: error" not in err
+    payload = json.loads((tmp_path / "by-label" / "results.json").read_text())
+    per = [r for r in payload["slices"]["table"] if r["slice"] != "overall"
+           and r["attack"] == "loss"]
+    assert {r["slicing"] for r in per} == {f"slice:{LABEL}"} and len(per) == 2
+    # each slice holds the members of one class only
+    y_train = pd.read_csv(files / "train.csv")[LABEL]
+    assert sorted(r["n_members"] for r in per) == sorted(y_train.value_counts().tolist())
+
+
+def test_help_lists_the_slice_gate(capsys):
+    try:
+        main(["audit", "--help"])
+    except SystemExit:
+        pass
+    text = " ".join(capsys.readouterr().out.split())
+    assert "slice:tpr@<fpr>=<limit>" in text
+
+
+def test_slices_of_persons_count_persons(files, tmp_path, capsys):
+    """Slice lines and the gate said "public records" where the counts were persons."""
+    d = tmp_path / "persons"
+    d.mkdir()
+    for offset, name in enumerate(("train.csv", "pop.csv")):
+        frame = pd.read_csv(files / name)
+        frame["pid"] = 100_000 * offset + np.arange(len(frame)) // 2  # persons of two records
+        frame.to_csv(d / name, index=False)
+    joblib.dump(joblib.load(files / "model.joblib"), d / "model.joblib")
+    code = _audit(d, tmp_path / "out", "--group-column", "pid", "--slice-by", "age",
+                  "--fpr", "0.01", "--fail-above", "slice:tpr@0.01=0.99")
+    capsys.readouterr()
+    payload = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert code in (0, 1, 3)
+    slices = payload["slices"]
+    assert slices["settings"]["unit"] == "person"
+    text = " ".join(slices["lines"]) + " ".join(c.get("detail", "") or "" for c in
+                                                payload["gate"]["checks"])
+    assert "public records" not in text
+    assert "public persons" in text

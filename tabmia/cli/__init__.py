@@ -303,7 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="METRIC=LIMIT",
         help="fail when the audit shows the risk above the limit; repeatable or "
         "comma-separated: tpr@<fpr>=<limit> (TPR at each attack's own threshold, "
-        "which then aims at <fpr>), auc=<limit>, epsilon=<limit>",
+        "which then aims at <fpr>), auc=<limit>, epsilon=<limit>, "
+        "slice:tpr@<fpr>=<limit> (the worst slice's TPR at a threshold calibrated on "
+        "that slice's own public records to <fpr>; needs slices: --slice-by)",
     )
     gate.add_argument(
         "--unresolved",

@@ -338,12 +338,15 @@ def _slice_section(report: Any) -> tuple[list[str], Any, Any]:
                 )
             ],
             "TPR at the slice's own FPR threshold [95%]": [
-                f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if c == "resolvable" else str(c)
-                for v, lo, hi, c in zip(
+                f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+                if c == "resolvable"
+                else (f"{c} ({why})" if isinstance(why, str) and why else str(c))
+                for v, lo, hi, c, why in zip(
                     table["tpr_cal"],
                     table["tpr_cal_low"],
                     table["tpr_cal_high"],
                     table["calibration"],
+                    table.get("unresolvable_reason", [""] * len(table)),
                 )
             ],
             "AUC [95%]": [

@@ -13,6 +13,7 @@ import argparse
 import warnings
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tabmia.cli._inputs import UsageError
@@ -44,14 +45,21 @@ def slice_specs(args: argparse.Namespace, dataset: str | None = None) -> list[tu
 
 
 def slice_frame_of(
-    X: Any, specs: list[tuple[str, ...]], what: str, *, fill_missing: bool = False
+    X: Any,
+    specs: list[tuple[str, ...]],
+    what: str,
+    *,
+    fill_missing: bool = False,
+    label: tuple[str, Any] | None = None,
 ) -> pd.DataFrame | None:
     """Slice labels of ``X``'s records, one column per slicing (None without slicings);
     numeric columns banded and rare values merged, each said as a ``tabmia: note:``.
 
     With ``fill_missing`` (a built-in data set's default slices, not the user's), a
     category column's missing values are the label "missing", said; otherwise they are
-    an error naming the column."""
+    an error naming the column. ``label`` (its name, its values): the records' label,
+    which ``X`` does not hold but a slicing may name (slices by class: the attacker knows
+    each candidate's label too), said as a note."""
     if not specs:
         return None
     from tabmia.exceptions import RunNote
@@ -59,6 +67,14 @@ def slice_frame_of(
 
     if not isinstance(X, pd.DataFrame):
         raise UsageError(f"--slice-by needs named columns; {what} has none")
+    named = {c for spec in specs for c in spec}
+    if label is not None and label[0] in named and label[0] not in X.columns:
+        X = X.assign(**{label[0]: np.asarray(label[1])})
+        warnings.warn(
+            f"slices: {label[0]!r} is the label: its slices are the records' classes",
+            RunNote,
+            stacklevel=2,
+        )
     labels = {}
     for spec in specs:
         missing = [c for c in spec if c not in X.columns]

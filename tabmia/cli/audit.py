@@ -141,6 +141,7 @@ def _built_in_game(
         slice_specs(args, args.dataset),
         args.dataset,
         fill_missing=getattr(args, "slice_by", None) is None,
+        label=(str(getattr(bunch.target, "name", None) or "target"), y),
     )
     check_model_counts(args, attacks, len(sizes.public))
     _join_cluster(args, cluster)
@@ -185,6 +186,7 @@ def _built_in_game(
 def _own_model(
     args: argparse.Namespace, cluster: contextlib.ExitStack | None = None
 ) -> tuple[Any, dict[str, Any], Any]:
+    import numpy as np
     import pandas as pd
 
     from tabmia.attacks import membership_tags
@@ -202,11 +204,16 @@ def _own_model(
     X_tr, X_pop, groups_tr, groups_pop = person_columns(args, X_tr, X_pop)
     specs = slice_specs(args)
     for flag, frame in (("--train", X_tr), ("--population", X_pop)):
-        missing = [c for spec in specs for c in spec if c not in frame.columns]
+        missing = [c for spec in specs for c in spec if c not in frame.columns and c != args.label]
         if missing:
             raise UsageError(f"--slice-by: {flag} has no column {missing[0]!r}")
     # labelled over both files, so that a band or a merged label means the same on both
-    both = slice_frame_of(pd.concat([X_tr, X_pop], ignore_index=True), specs, "--train")
+    both = slice_frame_of(
+        pd.concat([X_tr, X_pop], ignore_index=True),
+        specs,
+        "--train",
+        label=(args.label, np.r_[y_tr, y_pop]),
+    )
     slices = None if both is None else (both.iloc[: len(X_tr)], both.iloc[len(X_tr) :])
     missing = [c for c in X_tr.columns if c not in X_pop.columns]
     if missing:
@@ -230,7 +237,9 @@ def _own_model(
         taken = getattr(model, "feature_names_in_", None)
         X_tr, X_pop = keep_person_column(args, taken, [X_tr, X_pop], [groups_tr, groups_pop])
         if taken is not None and specs:
-            unused = [c for spec in specs for c in spec if c not in set(taken)]
+            unused = [
+                c for spec in specs for c in spec if c not in set(taken) and c in X_tr.columns
+            ]
             X_tr, X_pop = X_tr.drop(columns=unused), X_pop.drop(columns=unused)
         check_recipe_matches(model, args.recipe, args.model_file, args.force)
         X_tr, X_pop = apply_categories(

@@ -510,10 +510,10 @@ def write_html_report(
     )
     if slice_section is not None:
         lines_s, table_s, figure_s = slice_section
-        public = (  # a person-level audit's slices count persons
-            f"public {(context or {}).get('persons', 'persons')}"
+        units = (  # a person-level audit's slices count persons
+            str((context or {}).get("persons", "persons"))
             if getattr(result, "unit", "record") == "person"
-            else "public records"
+            else "records"
         )
         parts.append(
             "<h2>Which groups leak more (slices)</h2><ul>"
@@ -523,11 +523,13 @@ def write_html_report(
             + "</div>"
             + png_img(_png(figure_s), "Per-slice TPR and delivered FPR")
             + "<p class='note'>Each slice as the attack was fitted (its threshold set from "
-            f"all {public}): members flagged and the FPR delivered to the slice's "
-            f"non-members; then the TPR at a threshold calibrated on the slice's own {public} "
-            "to the attack's FPR ('not resolvable' where the slice has too few). A "
+            f"all public {units}): members flagged and the FPR delivered to the slice's "
+            "non-members; then the TPR at a threshold calibrated on the slice's own public "
+            f"{units} to the attack's FPR ('not resolvable' where the slice has too few, or "
+            "where the attack's scores tie at its top so that the threshold flags nobody). A "
             "group is named more exposed only when the disparity test, corrected for the "
-            "number of slices, says so.</p>"
+            "number of slices, says so at equal FPR and the simultaneous interval of its "
+            "excess lies above 0.</p>"
         )
     if epsilon is not None:
         person_claim, dp_result = None, result

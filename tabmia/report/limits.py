@@ -332,6 +332,10 @@ def check_slice_tpr(table: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
             "resolved": resolved,
             "n_members": rows["n_members"].to_numpy(),
             "n_calibration": rows["n_calibration"].to_numpy(),
+            "ties": (
+                rows.get("unresolvable_reason", pd.Series("", index=rows.index)) == "ties"
+            ).to_numpy(bool),
+            "unit": rows.get("unit", pd.Series("record", index=rows.index)).to_numpy(),
         },
         index=rows.index,
     )
@@ -342,17 +346,23 @@ def check_slice_tpr(table: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
     )
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
-        where = f"slice {name}"
+        where, unit = f"slice {name}", f"{r['unit']}s"
+        if not r["resolved"] and r["ties"]:
+            return (
+                f"{where}: the attack's scores tie at the top of its public {unit}, so a "
+                f"threshold calibrated to FPR {alpha:g} flags none of its candidates and its "
+                "TPR at that FPR is unknown (an attack whose scores do not tie, or a larger FPR)"
+            )
         if not r["resolved"]:
             return (
-                f"{where}: its {int(r['n_calibration'])} public records cannot calibrate a "
-                f"threshold at FPR {alpha:g}, so its TPR there is unknown (more public records "
+                f"{where}: its {int(r['n_calibration'])} public {unit} cannot calibrate a "
+                f"threshold at FPR {alpha:g}, so its TPR there is unknown (more public {unit} "
                 "of the slice, or a larger FPR)"
             )
         rate = (
             f"TPR {_num(r['value'])} [{_num(r['low'])}, {_num(r['high'])}] of its "
-            f"{int(r['n_members'])} members (training records) at a threshold calibrated on "
-            f"the slice's own public records to FPR {alpha:g}"
+            f"{int(r['n_members'])} members (training {unit}) at a threshold calibrated on "
+            f"the slice's own public {unit} to FPR {alpha:g}"
         )
         if outcome == "above":
             return f"{where}: {rate}; its lower bound is over {cap:g}"

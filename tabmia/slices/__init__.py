@@ -16,7 +16,9 @@ chosen on the public records; nothing is refitted on a slice's candidates):
 - the TPR at a threshold calibrated on the slice's own public records (split-conformal,
   :func:`tabmia.thresholds.select_threshold` at the attack's FPR goal α): what an
   attacker who knows the slice reaches at FPR α in it. "not resolvable" (NaN) where
-  the slice has fewer public records than α needs (``1/α - 1``);
+  the slice has fewer public records than α needs (``1/α - 1``), or where the attack's
+  scores tie at the top of the slice so that the threshold lies above the tie and flags
+  none of its candidates (it delivers FPR 0, not α: no equal-FPR comparison, no power);
 - the slice's AUC with its bootstrap interval (:func:`tabmia.metrics.bootstrap_auc_interval`).
 
 The grouping is fairlearn's :class:`~fairlearn.metrics.MetricFrame` (``y_true=member``,
@@ -84,14 +86,20 @@ Bonferroni, or Benjamini-Hochberg: ``correction``), and the omnibus p-values acr
 (attack, slicing) pairs by Holm. A slice is named only when both its adjusted p-value
 and its omnibus adjusted p-value are at most ``alpha``: when the target leaks nothing the
 chance of any alarm in the report is at most ``alpha`` (the omnibus step alone ensures
-it). A named slice comes with the size of the difference (advantage, slice minus rest)
-and its interval (MOVER with Wilson intervals: Newcombe's method extended to
-``TPR_s - FPR_s - TPR_r + FPR_r``), and the TPR difference with Newcombe's interval.
+it), and only when the slices were compared at equal FPR (the calibrated advantage; a
+rejection at the attack's own threshold says the target leaks, not which slice more) and
+the interval printed beside the name excludes 0. That interval (MOVER with Wilson
+intervals: Newcombe's method extended to ``TPR_s - FPR_s - TPR_r + FPR_r``; the TPR
+difference with Newcombe's) is simultaneous over the report's ``m`` comparisons, at
+``1 - (1 - confidence) / m`` (Bonferroni, Holm's first step): the test's null spread
+can be narrower than a small slice's own binomial spread, and a name beside an interval
+holding 0 would state a size the data do not resolve (issue 46).
 Where nothing is named the report says at what power: the smallest advantage difference
 (a TPR difference at equal FPR) a slice would need for the test to find it with 80%
 power, ``(z_{1-alpha/m} + z_{0.8}) x SE`` with ``SE`` the permutation standard deviation
 at these counts and ``m`` the number of comparisons (normal approximation, Holm's first
-step).
+step); stated only where the calibrated thresholds flag some candidates, for a difference
+a slice can reach.
 
 *Repeats* pool: counts add over repeats (a slice's rate is over its candidates of every
 repeat), the permutation is stratified by repeat, a slice's calibrated threshold is

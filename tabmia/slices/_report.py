@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ from scipy import stats
 
 from tabmia.slices._display import SliceRiskDisplay
 from tabmia.slices._labels import SLICE_PREFIX
-from tabmia.slices._stats import METRICS, _adjust
+from tabmia.slices._stats import METRICS, _adjust, _mover
 from tabmia.slices._table import (
     _alphas,
     _attack_slicing,
@@ -24,6 +24,7 @@ from tabmia.slices._table import (
 )
 
 _CORRECTIONS = ("holm", "bonferroni", "fdr_bh")
+_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg"}
 _POWER = 0.8
 
 
@@ -36,22 +37,29 @@ class SliceReport:
     table : DataFrame
         One row per (attack, slicing, slice), plus an ``"overall"`` row per (attack,
         slicing) that equals the unsliced computation: counts (``n_members``,
-        ``n_nonmembers``, ``n_calibration``), at the attack's own threshold ``tp``,
-        ``tpr`` (``tpr_low``, ``tpr_high``), ``fp``, ``fpr`` (the FPR delivered to the
-        slice's non-members, with its interval), ``advantage``; at the slice's calibrated
-        threshold ``calibration`` ("resolvable" / "not resolvable" / "no calibration"),
-        ``tp_cal``, ``tpr_cal`` (interval), ``fp_cal``, ``fpr_cal`` (interval),
-        ``advantage_cal``; ``auc`` (bootstrap interval); ``fpr_target`` (the attack's
-        FPR goal α) and ``fpr_above_target`` (the slice's FPR at the attack's threshold is
-        shown above α: exact binomial test, Holm over the report's slices).
-        Rates are Clopper-Pearson intervals at ``confidence``.
+        ``n_nonmembers``, ``n_calibration``, of ``unit``), at the attack's own threshold
+        ``tp``, ``tpr`` (``tpr_low``, ``tpr_high``), ``fp``, ``fpr`` (the FPR delivered to
+        the slice's non-members, with its interval), ``advantage``; at the slice's
+        calibrated threshold ``calibration`` ("resolvable" / "not resolvable" / "no
+        calibration") and, where not resolvable, ``unresolvable_reason`` ("too few public
+        records" or "ties": the threshold lies above a tie of the slice's top scores and
+        flags none of its candidates), ``tp_cal``, ``tpr_cal`` (interval), ``fp_cal``,
+        ``fpr_cal`` (interval), ``advantage_cal``; ``auc`` (bootstrap interval);
+        ``fpr_target`` (the attack's FPR goal α) and ``fpr_above_target`` (the slice's FPR
+        at the attack's threshold is shown above α: exact binomial test, Holm over the
+        report's slices). Rates are Clopper-Pearson intervals at ``confidence``.
     tests : DataFrame
-        One row per (attack, slicing, metric, slice): the slice's and the rest's TPR and
-        FPR, ``difference`` (advantage, slice minus rest) with ``difference_low`` /
-        ``difference_high``, ``tpr_difference`` (Newcombe interval), ``z``, ``se``;
+        One row per (attack, slicing, metric, slice): the counts and rates of the slice and
+        of the rest (``tp_slice``, ``fp_slice``, ``tp_rest``, ... ``tpr_slice``,
+        ``fpr_rest``), ``difference`` (advantage, slice minus rest) with
+        ``difference_low`` / ``difference_high`` and ``tpr_difference`` with its interval,
+        both MOVER intervals at ``interval_level``, simultaneous over the report's
+        comparisons (Bonferroni: ``1 - (1 - confidence) / m``), ``z``, ``se``;
         ``hypothesis`` (the row is a comparison of the test: the tested metric), and for
-        those ``p_value`` (one-sided permutation), ``p_adjusted``, ``significant`` and
-        ``detectable_difference`` (80% power).
+        those ``p_value`` (one-sided), ``p_adjusted``, ``significant`` (the corrected test
+        rejects), ``named`` (significant, compared at equal FPR, i.e. the calibrated
+        advantage, and the simultaneous interval excludes 0) and ``detectable_difference``
+        (80% power).
     omnibus : DataFrame
         One row per (attack, slicing): the tested ``metric``, the max-z ``statistic``,
         its permutation ``p_value``, ``p_adjusted`` (Holm over the pairs), ``rejected``.
@@ -62,6 +70,9 @@ class SliceReport:
     unit : {"record", "person"}
         What the counts count: a person-level result's slices count persons (public
         persons calibrate them), and the sentences say so.
+    metric_frames : dict
+        (attack, slicing) -> fairlearn's :class:`~fairlearn.metrics.MetricFrame` of the
+        per-slice rates (:meth:`metric_frame`).
     """
 
     table: pd.DataFrame
@@ -73,18 +84,54 @@ class SliceReport:
     n_permutations: int = 9999
     notes: tuple[str, ...] = ()
     unit: str = "record"
+    metric_frames: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     @property
     def named(self) -> pd.DataFrame:
-        """The (attack, slicing, metric, slice) rows the corrected test names."""
+        """The (attack, slicing, metric, slice) rows named more exposed: the corrected test
+        rejects, at equal FPR, with a simultaneous interval above 0."""
         if self.tests.empty:
             return self.tests
-        return self.tests[self.tests["significant"]].reset_index(drop=True)
+        return self.tests[self.tests["named"].astype(bool)].reset_index(drop=True)
 
     @property
     def disparity(self) -> bool:
-        """Whether the corrected test names any slice (an alarm)."""
+        """Whether the report names any slice more exposed (an alarm)."""
         return bool(len(self.named))
+
+    def metric_frame(self, attack: str | None = None, slicing: str | None = None) -> Any:
+        """fairlearn's :class:`~fairlearn.metrics.MetricFrame` of one (attack, slicing).
+
+        Its ``by_group`` holds each slice's TPR and FPR at the attack's own threshold and
+        at the slice's calibrated one ("TPR calibrated", NaN where not resolvable) and
+        its AUC; ``difference()`` and ``ratio()`` the spread between the slices (the
+        largest minus the smallest, the smallest over the largest). These are
+        descriptive, without intervals: the spread of many slices' point estimates grows
+        with their number whatever the leak; :attr:`tests` says which difference is
+        shown.
+
+        Parameters
+        ----------
+        attack, slicing : str, default=None
+            Which one (``"sex"`` or ``"slice:sex"``); None: the only one there is.
+
+        Returns
+        -------
+        fairlearn.metrics.MetricFrame
+        """
+        keys = list(self.metric_frames)
+        if attack is not None:
+            keys = [k for k in keys if k[0] == attack]
+        if slicing is not None:
+            col = slicing if str(slicing).startswith(SLICE_PREFIX) else SLICE_PREFIX + slicing
+            keys = [k for k in keys if k[1] == col]
+        if len(keys) != 1:
+            have = ", ".join(f"{a} / {c[len(SLICE_PREFIX) :]}" for a, c in self.metric_frames)
+            raise ValueError(
+                f"{len(keys)} (attack, slicing) pairs match attack={attack!r}, "
+                f"slicing={slicing!r}; name one of: {have or 'none'}"
+            )
+        return self.metric_frames[keys[0]]
 
     def lines(self) -> list[str]:
         """The verdict in plain-language sentences."""
@@ -92,9 +139,7 @@ class SliceReport:
         tests = self.tests
         n_hyp = int(tests["hypothesis"].sum()) if len(tests) else 0
         named = self.named
-        corr = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg"}[
-            self.correction
-        ]
+        corr = _CORRECTION_NAMES[self.correction]
         guard = (
             f"{n_hyp} slice-vs-rest comparisons, {corr}-corrected after an omnibus "
             f"permutation test: when the target leaks nothing, the chance of any alarm is at "
@@ -106,62 +151,7 @@ class SliceReport:
             k = named[["attack", "slicing", "slice"]].drop_duplicates().shape[0]
             out.append(f"{k} slice(s) shown to leak more than the others ({guard}).")
         for row in self.omnibus.itertuples(index=False):
-            slicing = str(row.slicing)[len(SLICE_PREFIX) :]
-            head = f"{row.attack}, slices by {slicing}"
-            if not np.isfinite(row.p_value):
-                out.append(
-                    f"{head}: not tested (fewer than two slices with members and "
-                    "non-members and, for the calibrated comparison, public records)."
-                )
-                continue
-            sub = tests[
-                (tests["attack"] == row.attack)
-                & (tests["slicing"] == row.slicing)
-                & (tests["metric"] == row.metric)
-            ]
-            where = (
-                "at thresholds calibrated per slice to the attack's FPR"
-                if row.metric == "calibrated advantage"
-                else "at the attack's own threshold"
-            )
-            hits = sub[sub["significant"]]
-            for h in hits.itertuples(index=False):
-                out.append(
-                    f"{head}: {h.slice!r} is more exposed: its membership advantage "
-                    f"(TPR − FPR) {where} exceeds the other slices' by {h.difference:.3f} "
-                    f"(95% interval {h.difference_low:.3f} to {h.difference_high:.3f}; TPR "
-                    f"{h.tpr_slice:.1%} vs {h.tpr_rest:.1%} at FPR {h.fpr_slice:.1%} vs "
-                    f"{h.fpr_rest:.1%}; {corr}-adjusted p = {h.p_adjusted:.2g}, omnibus "
-                    f"p = {row.p_adjusted:.2g})."
-                )
-            if len(hits):
-                continue
-            power = ""
-            mdd = sub[sub["hypothesis"] & np.isfinite(sub["detectable_difference"])]
-            if len(mdd):
-                lo = mdd.loc[mdd["detectable_difference"].idxmin()]
-                hi = mdd.loc[mdd["detectable_difference"].idxmax()]
-                span = (
-                    f"{lo.detectable_difference:.3f}"
-                    if lo.slice == hi.slice
-                    else f"{lo.detectable_difference:.3f} ({lo.slice!r}) to "
-                    f"{hi.detectable_difference:.3f} ({hi.slice!r})"
-                )
-                power = (
-                    f" At these counts it finds, with {_POWER:.0%} power, a slice whose TPR "
-                    f"exceeds the rest's by {span} at equal FPR; smaller differences may go "
-                    "unseen."
-                )
-            if not len(mdd):
-                power = (
-                    " The attack flags (almost) no record of these slices at this FPR, so the "
-                    "test has no power here: a disparity would go unseen."
-                )
-            out.append(
-                f"{head}: no disparity shown ({int(row.n_tested)} slices compared {where}; "
-                f"omnibus permutation p = {row.p_value:.2g}, adjusted {row.p_adjusted:.2g})."
-                + power
-            )
+            out += self._pair_lines(row, corr)
         t = self.table
         if len(t):
             per = t[(t["slice"] != "overall") & t["fpr_above_target"].astype(bool)]
@@ -177,6 +167,104 @@ class SliceReport:
             out = [line.replace("public records", "public persons") for line in out]
         return out
 
+    def _pair_lines(self, row: Any, corr: str) -> list[str]:
+        """The sentences of one (attack, slicing)."""
+        slicing = str(row.slicing)[len(SLICE_PREFIX) :]
+        head = f"{row.attack}, slices by {slicing}"
+        if not np.isfinite(row.p_value):
+            return [
+                f"{head}: not tested (fewer than two slices with members and non-members "
+                "and, for the calibrated comparison, public records whose threshold can "
+                "flag anyone)."
+            ]
+        tests = self.tests
+        sub = tests[
+            (tests["attack"] == row.attack)
+            & (tests["slicing"] == row.slicing)
+            & (tests["metric"] == row.metric)
+        ]
+        calibrated = row.metric == "calibrated advantage"
+        alpha_goal = self._goal(row.attack, row.slicing)
+        level = float(sub["interval_level"].iloc[0]) if len(sub) else self.confidence
+        out: list[str] = []
+        for h in sub[sub["significant"].astype(bool)].itertuples(index=False):
+            interval = (
+                f"simultaneous {self.confidence:.0%} interval over the report's "
+                f"{int(tests['hypothesis'].sum())} comparisons (Bonferroni, each at "
+                f"{level:.2%}): {h.difference_low:.3f} to {h.difference_high:.3f}"
+            )
+            p_text = f"{corr}-adjusted p = {h.p_adjusted:.2g}, omnibus p = {row.p_adjusted:.2g}"
+            if h.named:
+                out.append(
+                    f"{head}: {h.slice!r} is more exposed: at thresholds calibrated to FPR "
+                    f"{alpha_goal:g} in each slice, its membership advantage (TPR − FPR) "
+                    f"exceeds the other slices' by {h.difference:.3f} ({interval}; TPR "
+                    f"{h.tpr_slice:.1%} vs {h.tpr_rest:.1%}, the FPR those thresholds "
+                    f"delivered to the candidates {h.fpr_slice:.1%} vs {h.fpr_rest:.1%}; "
+                    f"{p_text})."
+                )
+            elif calibrated:
+                out.append(
+                    f"{head}: the test points at {h.slice!r} ({p_text}), but the size of its "
+                    f"excess is not resolved ({interval}, which holds 0): not named."
+                )
+            else:
+                out.append(
+                    f"{head}: at the attack's own threshold {h.slice!r}'s advantage "
+                    f"(TPR − FPR) exceeds the rest's by {h.difference:.3f} ({p_text}; TPR "
+                    f"{h.tpr_slice:.1%} at FPR {h.fpr_slice:.1%} vs {h.tpr_rest:.1%} at "
+                    f"{h.fpr_rest:.1%}), but no two slices calibrate at this FPR, so they are "
+                    "not compared at equal FPR and no slice is named; the target leaks, and "
+                    "where the threshold falls in each slice's scores moves this advantage as "
+                    "much as the leak does."
+                )
+        if len(out):
+            return out
+        where = (
+            f"at thresholds calibrated to FPR {alpha_goal:g} in each slice"
+            if calibrated
+            else "at the attack's own threshold"
+        )
+        return [
+            f"{head}: no disparity shown ({int(row.n_tested)} slices compared {where}; "
+            f"omnibus permutation p = {row.p_value:.2g}, adjusted {row.p_adjusted:.2g})."
+            + self._power(sub, calibrated)
+        ]
+
+    def _goal(self, attack: str, slicing: str) -> float:
+        t = self.table
+        goal = t.loc[(t["attack"] == attack) & (t["slicing"] == slicing), "fpr_target"]
+        return float(goal.iloc[0]) if len(goal) else math.nan
+
+    def _power(self, sub: pd.DataFrame, calibrated: bool) -> str:
+        """The power sentence, from what the attack delivers: only for slices compared at
+        equal FPR whose thresholds flag some candidates, and only for a difference a slice
+        could reach (its TPR at most 1)."""
+        if not calibrated:
+            return (
+                " No two slices calibrate at this FPR, so none could be named: no power is claimed."
+            )
+        flagged = int(sub["tp_slice"].sum() + sub["fp_slice"].sum()) if len(sub) else 0
+        mdd = sub[sub["hypothesis"].astype(bool) & np.isfinite(sub["detectable_difference"])]
+        mdd = mdd[mdd["detectable_difference"] < 1.0 - mdd["tpr_rest"]]
+        if not flagged or not len(mdd):
+            return (
+                " The attack flags (almost) no candidate of these slices at this FPR, so the "
+                "test has no power here: a disparity would go unseen."
+            )
+        lo = mdd.loc[mdd["detectable_difference"].idxmin()]
+        hi = mdd.loc[mdd["detectable_difference"].idxmax()]
+        span = (
+            f"{lo.detectable_difference:.3f}"
+            if lo.slice == hi.slice
+            else f"{lo.detectable_difference:.3f} ({lo.slice!r}) to "
+            f"{hi.detectable_difference:.3f} ({hi.slice!r})"
+        )
+        return (
+            f" At these counts it finds, with {_POWER:.0%} power, a slice whose TPR exceeds "
+            f"the rest's by {span} at equal FPR; smaller differences may go unseen."
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready content (results.json): settings, table, tests, omnibus, lines."""
 
@@ -191,6 +279,7 @@ class SliceReport:
                 "confidence": self.confidence,
                 "n_permutations": self.n_permutations,
                 "metrics": list(METRICS),
+                "unit": self.unit,
             },
             "disparity": self.disparity,
             "table": records(self.table),
@@ -226,6 +315,7 @@ def slice_report_from_frames(
     n_bootstraps: int = 200,
     random_state: int | None = 0,
     metrics: pd.DataFrame | None = None,
+    unit: str = "record",
 ) -> SliceReport:
     """:func:`slice_report` from the frames themselves.
 
@@ -246,6 +336,8 @@ def slice_report_from_frames(
         See :func:`slice_report`.
     metrics : DataFrame, default=None
         ``ExperimentResult.metrics``, where ``fpr`` is None.
+    unit : {"record", "person"}, default="record"
+        What a row of the frames is (the sentences count records or persons).
 
     Returns
     -------
@@ -277,6 +369,7 @@ def slice_report_from_frames(
     alphas = _alphas(scores, fpr, metrics)
     rng = np.random.default_rng(random_state)
     rows, tests, omni, notes = [], [], [], []
+    frames: dict[tuple[str, str], Any] = {}
     for col in cols:
         _check_labels(scores[col], col, "scores")
         by_col = calibration if calibration is not None and col in calibration.columns else None
@@ -289,7 +382,7 @@ def slice_report_from_frames(
             if by_col is not None:
                 cal = by_col[by_col["attack"] == attack]
                 cal = cal if len(cal) else None
-            r, t, o, n = _attack_slicing(
+            r, t, o, n, frames[(str(attack), col)] = _attack_slicing(
                 df.reset_index(drop=True),
                 cal,
                 col,
@@ -300,6 +393,7 @@ def slice_report_from_frames(
                 seed=0 if random_state is None else int(random_state),
                 n_permutations=n_permutations,
                 rng=rng,
+                unit=unit,
             )
             rows += r
             tests += t
@@ -325,6 +419,14 @@ def slice_report_from_frames(
         )["rejected"]
         tests_df["significant"] = (adj <= alpha) & gate.fillna(False).to_numpy(bool)
         m = max(int(hyp.sum()), 1)
+        _set_intervals(tests_df, 1.0 - (1.0 - confidence) / m)
+        # named: the test rejects, the slices were compared at equal FPR (calibrated), and
+        # the simultaneous interval printed beside the name excludes 0
+        tests_df["named"] = (
+            tests_df["significant"].to_numpy(bool)
+            & (tests_df["metric"] == "calibrated advantage").to_numpy(bool)
+            & (tests_df["difference_low"].to_numpy(float) > 0)
+        )
         if m / (n_permutations + 1.0) > alpha:
             notes.append(
                 f"with {n_permutations} permutations the smallest p-value is "
@@ -337,7 +439,7 @@ def slice_report_from_frames(
         # a null spread of 0 (nobody flagged at this FPR) detects nothing, not a difference of 0
         tests_df["detectable_difference"] = np.where(hyp & (se > 0), zq * se, np.nan)
     else:
-        for c in ("p_adjusted", "significant", "detectable_difference", "hypothesis"):
+        for c in ("p_adjusted", "significant", "named", "detectable_difference", "hypothesis"):
             tests_df[c] = pd.Series(dtype=object)
     return SliceReport(
         table=table,
@@ -348,7 +450,42 @@ def slice_report_from_frames(
         confidence=confidence,
         n_permutations=int(n_permutations),
         notes=tuple(notes),
+        unit=unit,
+        metric_frames=frames,
     )
+
+
+def _set_intervals(tests: pd.DataFrame, level: float) -> None:
+    """The difference's and the TPR difference's MOVER intervals at ``level`` (simultaneous
+    over the report's comparisons: Bonferroni, the first step of Holm)."""
+    if tests.empty:
+        return
+    c = {
+        k: tests[k].to_numpy(float)
+        for k in (
+            "tp_slice",
+            "fp_slice",
+            "tp_rest",
+            "fp_rest",
+            "n_members",
+            "n_nonmembers",
+            "n_members_rest",
+            "n_nonmembers_rest",
+        )
+    }
+    _, lo, hi = _mover(
+        (1, -1, -1, 1),
+        (c["tp_slice"], c["fp_slice"], c["tp_rest"], c["fp_rest"]),
+        (c["n_members"], c["n_nonmembers"], c["n_members_rest"], c["n_nonmembers_rest"]),
+        level,
+    )
+    tdiff, tlo, thi = _mover(
+        (1, -1), (c["tp_slice"], c["tp_rest"]), (c["n_members"], c["n_members_rest"]), level
+    )
+    tests["difference_low"], tests["difference_high"] = lo, hi
+    tests["tpr_difference"] = tdiff
+    tests["tpr_difference_low"], tests["tpr_difference_high"] = tlo, thi
+    tests["interval_level"] = level
 
 
 def slice_report(
@@ -408,6 +545,7 @@ def slice_report(
         n_bootstraps=n_bootstraps,
         random_state=random_state,
         metrics=getattr(result, "metrics", None),
+        unit=str(getattr(result, "unit", "record") or "record"),
     )
     report.unit = str(getattr(result, "unit", "record"))
     return report
