@@ -50,7 +50,7 @@ from tabmia._estimators import clone_recipe, recipe_of
 from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory, warn_over_budget
 from tabmia._rows import n_rows
 from tabmia.attacks._tags import membership_tags
-from tabmia.attacks.base import BaseMembershipAttack
+from tabmia.attacks.base import BaseMembershipAttack, _scoring_persons
 from tabmia.exceptions import MemoryBudgetWarning
 from tabmia.shadow._design import draw_record_in_masks
 from tabmia.shadow._schedule import plan_jobs
@@ -364,17 +364,12 @@ class ReferenceModelAttack(BaseMembershipAttack):
         ndarray of bool of shape (n_models, n)
             ``out[k, i]``: model ``k`` scores record ``i``.
         """
-        from tabmia.attacks.base import _score_codes
-
         check_is_fitted(self, "in_masks_")
         y_idx = self._validate_records(X, y, "out_model_masks")
         pos = self._pool.lookup(X, y_idx)
         found = pos >= 0
-        self._score_groups = _score_codes(groups, X)
-        try:
+        with _scoring_persons(self, groups, X):
             out = self._outside_masks_of(self._draw_keys(record_keys(X, y_idx)))
-        finally:
-            self._score_groups = None
         out[:, found] = ~self.in_masks_[:, pos[found]]
         return out
 

@@ -23,11 +23,13 @@ learn refuses the search instead of scoring every candidate NaN.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import math
 import warnings
 from abc import ABCMeta, abstractmethod
+from collections.abc import Iterator
 from numbers import Real
 from typing import Any
 
@@ -273,13 +275,10 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
             When candidates repeat public records given to ``fit``.
         """
         check_is_fitted(self, "threshold_")
-        self._score_groups = _score_codes(groups, X)
-        try:
-            with hashes_reused():  # the scoring's record keys serve the duplicate check
-                s = self._scores(X, split_game_labels(y)[0])
-                self._warn_public_candidates(X, y)
-        finally:
-            self._score_groups = None
+        with _scoring_persons(self, groups, X), hashes_reused():
+            # the scoring's record keys serve the duplicate check
+            s = self._scores(X, split_game_labels(y)[0])
+            self._warn_public_candidates(X, y)
         return s
 
     def predict(self, X: Any, y: Any = None, groups: Any = None) -> np.ndarray:
@@ -628,13 +627,21 @@ def statistic_from_legacy(owner: str, statistic: str, default: str, legacy: dict
     return old
 
 
-def _score_codes(groups: Any, X: Any) -> np.ndarray | None:
-    """Person codes of the records scored (None without ``groups``)."""
+@contextlib.contextmanager
+def _scoring_persons(attack: Any, groups: Any, X: Any) -> Iterator[None]:
+    """While the block scores ``X``, ``attack._score_groups`` holds the records' person
+    codes (``groups``); nothing is set without them, and nothing stays after, so that
+    scoring leaves the fitted attack as it was (scikit-learn's ``check_dict_unchanged``)."""
     if groups is None:
-        return None
+        yield
+        return
     from tabmia._groups import check_groups, person_codes
 
-    return person_codes(check_groups(groups, n_rows(X)))
+    attack._score_groups = person_codes(check_groups(groups, n_rows(X)))
+    try:
+        yield
+    finally:
+        del attack._score_groups
 
 
 def _codes(groups: np.ndarray) -> np.ndarray:
