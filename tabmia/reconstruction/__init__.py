@@ -14,7 +14,12 @@ from tabmia.reconstruction._forest import unsupported_reason
 from tabmia.reconstruction.reconstruct import reconstruct_training_set
 from tabmia.reconstruction.result import ReconstructionResult
 
-__all__ = ["reconstruct_training_set", "ReconstructionResult", "may_be_reconstructible"]
+__all__ = [
+    "reconstruct_training_set",
+    "ReconstructionResult",
+    "may_be_reconstructible",
+    "unsupported_reason",
+]
 
 
 def may_be_reconstructible(model: object) -> bool:

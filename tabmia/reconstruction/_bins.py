@@ -55,10 +55,11 @@ def bin_bounds(bins: np.ndarray, thresholds: list[np.ndarray]) -> tuple[np.ndarr
 
 
 def representatives(bins: np.ndarray, thresholds: list[np.ndarray]) -> np.ndarray:
-    """A value inside each bin (the midpoint; one past the outer threshold at an end,
+    """A value inside each bin (the midpoint; half a unit past the outer threshold at an end,
     0 for a feature no tree splits on) that the forest routes as the bin."""
     lower, upper = bin_bounds(bins, thresholds)
-    values = (lower + upper) / 2
-    values = np.where(np.isinf(lower) & np.isfinite(upper), upper - 1.0, values)
-    values = np.where(np.isinf(upper) & np.isfinite(lower), lower + 1.0, values)
+    finite = np.isfinite(lower) & np.isfinite(upper)
+    values = np.where(finite, np.where(finite, lower, 0) / 2 + np.where(finite, upper, 0) / 2, 0)
+    values = np.where(np.isinf(lower) & np.isfinite(upper), upper - 0.5, values)
+    values = np.where(np.isinf(upper) & np.isfinite(lower), lower + 0.5, values)
     return np.where(np.isinf(lower) & np.isinf(upper), 0.0, values)

@@ -64,7 +64,9 @@ def split_model(model: Any) -> tuple[Any, Any]:
 
 
 def unsupported_reason(model: Any) -> str | None:
-    """Why the reconstruction cannot read ``model`` (None when it can)."""
+    """Why :func:`~tabmia.reconstruction.reconstruct_training_set` cannot read ``model``
+    (None when it can: a fitted scikit-learn tree or random / extra-trees forest
+    classifier, bare or last in a Pipeline)."""
     _, last = split_model(model)
     name = type(last).__name__
     if name not in SINGLE_TREES + FORESTS:

@@ -8,7 +8,9 @@ every tree saw every record once. With bagging each tree saw each record a numbe
 times (0 when out of its bag): a leaf's class counts weigh records by that multiplicity,
 its record count counts the distinct in-bag ones, and the objective prefers likely
 multiplicities (each Poisson with mean ``draws / n``), the paper's bagging variant.
-Records are interchangeable, so they are kept in lexicographic order.
+Records are interchangeable: without bagging record 0 onwards fill the first tree's
+leaves in order, and within a leaf (with bagging: overall) they are kept in
+lexicographic order.
 
 The model is built constraint by constraint (CP-SAT's Python API has no array form).
 """
@@ -175,11 +177,25 @@ class _Program:
                 clause = ([bits[b - 1].Not()] if b > 0 else []) + ([bits[b]] if b < n_bins - 1 else [])
                 self.model.add_bool_or(clause)
 
-    def lexicographic_records(self) -> None:
-        """Record k's booleans (class, then bins) lexicographically <= record k+1's."""
+    def first_tree_blocks(self, tree: TreeNodes, reach: dict[int, list[Any]]) -> list[range]:
+        """Without bagging, records in consecutive blocks, one per leaf of the first tree
+        (any training set can be so ordered): that tree's paths are then fixed."""
+        blocks, start = [], 0
+        for leaf in tree.leaves:
+            block = range(start, start + int(tree.n_records[leaf]))
+            for k in block:
+                self.model.add(reach[leaf][k] == 1)
+            blocks.append(block)
+            start = block.stop
+        return blocks
+
+    def lexicographic_records(self, blocks: list[range]) -> None:
+        """Within each block, record k's booleans (class, then bins) lexicographically
+        <= record k+1's."""
         vectors = [[*self.label[k], *(b for bits in self.above[k] for b in bits)]
                    for k in range(self.forest.n_records)]
-        for a, b in zip(vectors, vectors[1:]):
+        pairs = [(vectors[k], vectors[k + 1]) for block in blocks for k in block[:-1]]
+        for a, b in pairs:
             equal_so_far = self.model.new_constant(1)
             for i, (x, y) in enumerate(zip(a, b)):
                 self.model.add_bool_or([equal_so_far.Not(), x.Not(), y])  # x <= y
@@ -214,13 +230,16 @@ def solve_forest(
             program.model.add_exactly_one([program.above[k][f][0] for f in group])
     for f, allowed in (allowed_bins or {}).items():
         program.restrict_bins(f, allowed)
-    for tree in forest.trees:
+    blocks = [range(forest.n_records)]
+    for t, tree in enumerate(forest.trees):
         reach = program.route(tree)
         if forest.bootstrap:
             program.bagged_counts(tree, reach)
         else:
             program.exact_counts(tree, reach)
-    program.lexicographic_records()
+            if t == 0:
+                blocks = program.first_tree_blocks(tree, reach)
+    program.lexicographic_records(blocks)
     if program.objective:
         program.model.minimize(sum(program.objective))
     solver = cp_model.CpSolver()
