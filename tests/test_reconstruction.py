@@ -104,7 +104,7 @@ def test_a_bagged_forest_is_tried_and_says_so():
     X, y = _binary_data(n=20, p=4)
     forest = RandomForestClassifier(2, max_depth=2, random_state=0).fit(X, y)
     assert not may_be_reconstructible(forest)
-    result = reconstruct_training_set(forest, X, y, time_limit=5)
+    result = reconstruct_training_set(forest, X, y, time_limit=2)
     assert result.tried and result.bootstrap
     assert "bagged RandomForestClassifier" in result.sentence()
     if not result.found:

@@ -70,6 +70,9 @@ class _Program:
         self.above = [[[new(f"x{k}_{f}>{j}") for j in range(len(t))] for f, t in
                        enumerate(thresholds)] for k in range(n)]
         self.label = [[new(f"y{k}={c}") for c in range(m)] for k in range(n)]
+        # what the first tree fixes (without bagging): bits by (feature, threshold), labels
+        self.known: list[dict[tuple[int, int], int]] = [{} for _ in range(n)]
+        self.known_label = [-1] * n
         for k in range(n):
             self.model.add_exactly_one(self.label[k])
             for bits in self.above[k]:
@@ -81,24 +84,78 @@ class _Program:
                 self.model.add(sum(self.label[k][c] for k in range(n)) == int(root[c]))
 
     def route(self, tree: TreeNodes) -> dict[int, list[Any]]:
-        """``node -> [reaches(record k) for k]``, each record on exactly one path."""
+        """``node -> [reaches(record k) or None for k]``, each record on exactly one path.
+
+        None where the record cannot reach the node: a bit or the label fixed by the first
+        tree (:meth:`place_in_first_tree`) rules it out, which keeps the program small."""
         n = self.forest.n_records
-        reach: dict[int, list[Any]] = {0: [self.model.new_constant(1)] * n}
+        one = self.model.new_constant(1)
+        reach: dict[int, list[Any]] = {0: [one] * n}
         for node in range(len(tree.left)):  # parents come before their children
             left, right = int(tree.left[node]), int(tree.right[node])
             if left < 0:
                 continue
             f = int(tree.feature[node])
             j = int(np.searchsorted(self.thresholds[f], tree.threshold[node]))
-            new = self.model.new_bool_var
-            reach[left] = [new(f"r{node}L{k}") for k in range(n)]
-            reach[right] = [new(f"r{node}R{k}") for k in range(n)]
+            for child, side in ((left, 0), (right, 1)):
+                reach[child] = [
+                    self.model.new_bool_var("")
+                    if reach[node][k] is not None and self._may(k, f, j, side, tree, child)
+                    else None
+                    for k in range(n)
+                ]
             for k in range(n):
+                if reach[node][k] is None:
+                    continue
+                lr = [x for x in (reach[left][k], reach[right][k]) if x is not None]
+                self.model.add(sum(lr) == reach[node][k])
                 above = self.above[k][f][j]
-                self.model.add(reach[left][k] + reach[right][k] == reach[node][k])
-                self.model.add_implication(reach[left][k], above.Not())
-                self.model.add_implication(reach[right][k], above)
+                if reach[left][k] is not None:
+                    self.model.add_implication(reach[left][k], above.Not())
+                if reach[right][k] is not None:
+                    self.model.add_implication(reach[right][k], above)
         return reach
+
+    def _may(self, k: int, f: int, j: int, side: int, tree: TreeNodes, child: int) -> bool:
+        """Whether record k may take ``side`` at a split on (f, j) into ``child``."""
+        if self.known[k].get((f, j), side) != side:
+            return False
+        label = self.known_label[k]
+        return tree.left[child] >= 0 or label < 0 or tree.class_counts[child][label] > 0
+
+    def _fix(self, k: int, f: int, j: int, value: int) -> None:
+        """Record k's value of feature f is above its j-th threshold (1) or not (0)."""
+        bits = range(j + 1) if value else range(j, len(self.thresholds[f]))
+        for i in bits:  # the thermometer: above threshold j means above every lower one
+            self.known[k][(f, i)] = value
+        self.model.add(self.above[k][f][j] == value)
+
+    def place_in_first_tree(self, tree: TreeNodes) -> list[range]:
+        """Without bagging, records in consecutive blocks, one per leaf of the first tree
+        (any training set can be so ordered): that tree's paths and pure leaves then fix
+        bits and labels, and the tree needs no routing variables."""
+        paths: dict[int, list[tuple[int, int, int]]] = {0: []}
+        for node in range(len(tree.left)):
+            if tree.left[node] >= 0:
+                f = int(tree.feature[node])
+                j = int(np.searchsorted(self.thresholds[f], tree.threshold[node]))
+                paths[int(tree.left[node])] = [*paths[node], (f, j, 0)]
+                paths[int(tree.right[node])] = [*paths[node], (f, j, 1)]
+        blocks, start = [], 0
+        for leaf in tree.leaves:
+            block = range(start, start + int(tree.n_records[leaf]))
+            counts = tree.class_counts[leaf]
+            for k in block:
+                for f, j, side in paths[int(leaf)]:
+                    self._fix(k, f, j, side)
+            for c, count in enumerate(counts):
+                self.model.add(sum(self.label[k][c] for k in block) == int(count))
+                if count == counts.sum():
+                    for k in block:
+                        self.known_label[k] = c
+            blocks.append(block)
+            start = block.stop
+        return blocks
 
     def _both(self, a: Any, b: Any) -> Any:
         """A boolean equal to ``a and b``."""
@@ -108,56 +165,51 @@ class _Program:
         self.model.add_bool_or([a.Not(), b.Not(), both])
         return both
 
-    def _times(self, count: Any, literal: Any, top: int) -> Any:
-        """An integer equal to ``count`` where ``literal`` holds, else 0."""
-        product = self.model.new_int_var(0, top, "")
-        self.model.add(product == count).only_enforce_if(literal)
-        self.model.add(product == 0).only_enforce_if(literal.Not())
-        return product
-
     def exact_counts(self, tree: TreeNodes, reach: dict[int, list[Any]]) -> None:
         """Without bagging: every node's record count, every leaf's class counts."""
         for node, reaches in reach.items():
-            self.model.add(sum(reaches) == int(tree.n_records[node]))
+            self.model.add(sum(r for r in reaches if r is not None) == int(tree.n_records[node]))
         for leaf in tree.leaves:
             counts = tree.class_counts[leaf]
+            present = [(k, r) for k, r in enumerate(reach[leaf]) if r is not None]
             for c, count in enumerate(counts):
                 if count == 0 or count == counts.sum():  # a pure leaf fixes the class
-                    for k, r in enumerate(reach[leaf]):
+                    for k, r in present:
                         lit = self.label[k][c] if count else self.label[k][c].Not()
                         self.model.add_implication(r, lit)
                 else:
-                    both = [self._both(r, self.label[k][c]) for k, r in enumerate(reach[leaf])]
+                    both = [self._both(r, self.label[k][c]) for k, r in present]
                     self.model.add(sum(both) == int(count))
 
     def bagged_counts(self, tree: TreeNodes, reach: dict[int, list[Any]]) -> None:
-        """With bagging: multiplicities per record that sum to the tree's draws; every
-        leaf's distinct in-bag records and its classes weighed by multiplicity."""
+        """With bagging: per leaf and record, whether it is in the bag there and its
+        multiplicity per class (linear links only: they propagate better than products);
+        every leaf's distinct in-bag records and its classes weighed by multiplicity."""
         n, model = self.forest.n_records, self.model
-        leaves = tree.leaves
-        top = int(tree.class_counts[leaves].sum(axis=1).max())  # a record lands in one leaf
+        top = int(tree.class_counts[tree.leaves].sum(axis=1).max())  # a record lands once
         draws = int(tree.class_counts[0].sum())
-        times = [model.new_int_var(0, top, f"q{k}") for k in range(n)]
-        model.add(sum(times) == draws)
-        in_bag = [model.new_bool_var(f"b{k}") for k in range(n)]
-        for k in range(n):
-            model.add(times[k] >= 1).only_enforce_if(in_bag[k])
-            model.add(times[k] == 0).only_enforce_if(in_bag[k].Not())
-        self._likely_multiplicities(times, top, draws / n)
-        for leaf in leaves:
-            bagged = [self._both(r, in_bag[k]) for k, r in enumerate(reach[leaf])]
-            model.add(sum(bagged) == int(tree.n_records[leaf]))
+        times: list[list[Any]] = [[] for _ in range(n)]
+        for leaf in tree.leaves:
             counts = tree.class_counts[leaf]
-            for c, count in enumerate(counts):
-                if count == 0:
-                    for k, b in enumerate(bagged):
-                        model.add_implication(b, self.label[k][c].Not())
-                    continue
-                weights = [
-                    self._times(times[k], self._both(r, self.label[k][c]), top)
-                    for k, r in enumerate(reach[leaf])
-                ]
-                model.add(sum(weights) == int(count))
+            here = [model.new_bool_var("") for _ in range(n)]  # in the bag, in this leaf
+            model.add(sum(here) == int(tree.n_records[leaf]))
+            weights = {c: [model.new_int_var(0, top, "") for _ in range(n)]
+                       for c in np.flatnonzero(counts)}
+            for c, w in weights.items():
+                model.add(sum(w) == int(counts[c]))
+            for k in range(n):
+                model.add_implication(here[k], reach[leaf][k])
+                total = sum(w[k] for w in weights.values())
+                model.add(total >= here[k])
+                model.add(total <= top * here[k])
+                for c, w in weights.items():
+                    model.add(w[k] <= top * self.label[k][c])
+                times[k].append(total)
+        multiplicity = [model.new_int_var(0, top, "") for _ in range(n)]
+        for k in range(n):
+            model.add(multiplicity[k] == sum(times[k]))
+        model.add(sum(multiplicity) == draws)
+        self._likely_multiplicities(multiplicity, top, draws / n)
 
     def _likely_multiplicities(self, times: list[Any], top: int, rate: float) -> None:
         """Add ``-log P(q)`` of each multiplicity (Poisson(rate)) to the objective."""
@@ -176,18 +228,6 @@ class _Program:
                 # bin b: above threshold b - 1 and not above threshold b
                 clause = ([bits[b - 1].Not()] if b > 0 else []) + ([bits[b]] if b < n_bins - 1 else [])
                 self.model.add_bool_or(clause)
-
-    def first_tree_blocks(self, tree: TreeNodes, reach: dict[int, list[Any]]) -> list[range]:
-        """Without bagging, records in consecutive blocks, one per leaf of the first tree
-        (any training set can be so ordered): that tree's paths are then fixed."""
-        blocks, start = [], 0
-        for leaf in tree.leaves:
-            block = range(start, start + int(tree.n_records[leaf]))
-            for k in block:
-                self.model.add(reach[leaf][k] == 1)
-            blocks.append(block)
-            start = block.stop
-        return blocks
 
     def lexicographic_records(self, blocks: list[range]) -> None:
         """Within each block, record k's booleans (class, then bins) lexicographically
@@ -231,14 +271,13 @@ def solve_forest(
     for f, allowed in (allowed_bins or {}).items():
         program.restrict_bins(f, allowed)
     blocks = [range(forest.n_records)]
+    if not forest.bootstrap:
+        blocks = program.place_in_first_tree(forest.trees[0])
     for t, tree in enumerate(forest.trees):
-        reach = program.route(tree)
         if forest.bootstrap:
-            program.bagged_counts(tree, reach)
-        else:
-            program.exact_counts(tree, reach)
-            if t == 0:
-                blocks = program.first_tree_blocks(tree, reach)
+            program.bagged_counts(tree, program.route(tree))
+        elif t > 0:
+            program.exact_counts(tree, program.route(tree))
     program.lexicographic_records(blocks)
     if program.objective:
         program.model.minimize(sum(program.objective))
