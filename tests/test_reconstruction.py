@@ -91,8 +91,12 @@ def test_extra_trees_with_known_binary_domains():
 def test_a_pipeline_is_read_through_its_steps_and_names():
     X, y = _binary_data()
     frame = pd.DataFrame(X, columns=[f"c{i}" for i in range(6)])
-    pipe = Pipeline([("scale", StandardScaler()),
-                     ("rf", RandomForestClassifier(5, bootstrap=False, random_state=0))])
+    pipe = Pipeline(
+        [
+            ("scale", StandardScaler()),
+            ("rf", RandomForestClassifier(5, bootstrap=False, random_state=0)),
+        ]
+    )
     pipe.fit(frame, y)
     result = reconstruct_training_set(pipe, frame, y, time_limit=60)
     assert result.n_exact == 30
@@ -174,9 +178,25 @@ def tree_files(tmp_path_factory):
 
 
 def _audit(d, model: str, *extra: str, out=None) -> tuple[int, str, str]:
-    argv = ["audit", "--model-file", str(d / model), "--train", str(d / "train.csv"),
-            "--population", str(d / "pop.csv"), "--label", "label", "--attacks", "loss",
-            "--public-size", "40", "--quiet", "--out", str(out or d / "out"), *extra]
+    argv = [
+        "audit",
+        "--model-file",
+        str(d / model),
+        "--train",
+        str(d / "train.csv"),
+        "--population",
+        str(d / "pop.csv"),
+        "--label",
+        "label",
+        "--attacks",
+        "loss",
+        "--public-size",
+        "40",
+        "--quiet",
+        "--out",
+        str(out or d / "out"),
+        *extra,
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the pickle warning
         return main(argv), "", ""
@@ -191,8 +211,13 @@ def test_audit_reconstruct_measures_and_reports(tree_files, tmp_path, capsys):
     # shows; these 30 records are not all pinned down by 10 trees, so it is not 30 of 30
     train = pd.read_csv(tree_files / "train.csv")
     api = reconstruct_training_set(
-        joblib.load(tree_files / "forest.joblib"), train.drop(columns="label"), train["label"],
-        domains=dict.fromkeys(range(8), [0, 1]), random_state=0, time_limit=120)
+        joblib.load(tree_files / "forest.joblib"),
+        train.drop(columns="label"),
+        train["label"],
+        domains=dict.fromkeys(range(8), [0, 1]),
+        random_state=0,
+        time_limit=120,
+    )
     assert (found["n_exact"], found["n_true"], found["bootstrap"]) == (api.n_exact, 30, False)
     assert found["n_exact"] >= 25
     assert f"{api.n_exact} of 30 records recovered exactly" in captured.out
@@ -216,8 +241,7 @@ def test_audit_without_the_flag_notes_it_once(tree_files, tmp_path, capsys):
         (["--reconstruct", "--reconstruct-time", "0"], None),
     ],
 )
-def test_audit_reconstruct_refusals_are_one_error_line(tree_files, tmp_path, capsys, argv,
-                                                       message):
+def test_audit_reconstruct_refusals_are_one_error_line(tree_files, tmp_path, capsys, argv, message):
     model = "logistic.joblib" if message else "forest.joblib"
     code, _, _ = _audit(tree_files, model, *argv, out=tmp_path / "never")
     err = capsys.readouterr().err

@@ -40,7 +40,6 @@ from tabmia.cli._outputs import (
     wrapped,
     write_outputs,
 )
-from tabmia.cli._reconstruct import reconstruction_step
 from tabmia.cli._persons import (
     PERSON_NOUNS,
     built_in_persons,
@@ -49,6 +48,7 @@ from tabmia.cli._persons import (
     person_columns,
     to_persons,
 )
+from tabmia.cli._reconstruct import reconstruction_step
 from tabmia.cli._setup import (
     DEFAULT_ATTACKS,
     LABEL_ATTACKS,

@@ -57,8 +57,10 @@ def match_records(
     feature_accuracy = np.where(informative, hit.sum(axis=0) / n_true, np.nan)
     label_accuracy = float((true_labels[rows] == labels[cols]).sum() / n_true)
     baseline = np.array(
-        [np.unique(true_bins[:, f], return_counts=True)[1].max() / n_true for f in
-         range(true_bins.shape[1])]
+        [
+            np.unique(true_bins[:, f], return_counts=True)[1].max() / n_true
+            for f in range(true_bins.shape[1])
+        ]
     )
     baseline = np.where(informative, baseline, np.nan)
     return Recovery(partner, exact, feature_accuracy, label_accuracy, baseline)

@@ -17,6 +17,7 @@ The model is built constraint by constraint (CP-SAT's Python API has no array fo
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -67,8 +68,10 @@ class _Program:
         n, m = forest.n_records, len(forest.classes)
         new = self.model.new_bool_var
         # above[k][f][j]: record k's value of feature f exceeds the feature's j-th threshold
-        self.above = [[[new(f"x{k}_{f}>{j}") for j in range(len(t))] for f, t in
-                       enumerate(thresholds)] for k in range(n)]
+        self.above = [
+            [[new(f"x{k}_{f}>{j}") for j in range(len(t))] for f, t in enumerate(thresholds)]
+            for k in range(n)
+        ]
         self.label = [[new(f"y{k}={c}") for c in range(m)] for k in range(n)]
         # what the first tree fixes (without bagging): bits by (feature, threshold), labels
         self.known: list[dict[tuple[int, int], int]] = [{} for _ in range(n)]
@@ -76,7 +79,7 @@ class _Program:
         for k in range(n):
             self.model.add_exactly_one(self.label[k])
             for bits in self.above[k]:
-                for lower, higher in zip(bits, bits[1:]):
+                for lower, higher in itertools.pairwise(bits):
                     self.model.add_implication(higher, lower)  # thresholds ascend
         root = forest.trees[0].class_counts[0] if not forest.bootstrap else None
         if root is not None:  # without bagging the root holds every record once
@@ -193,8 +196,9 @@ class _Program:
             counts = tree.class_counts[leaf]
             here = [model.new_bool_var("") for _ in range(n)]  # in the bag, in this leaf
             model.add(sum(here) == int(tree.n_records[leaf]))
-            weights = {c: [model.new_int_var(0, top, "") for _ in range(n)]
-                       for c in np.flatnonzero(counts)}
+            weights = {
+                c: [model.new_int_var(0, top, "") for _ in range(n)] for c in np.flatnonzero(counts)
+            }
             for c, w in weights.items():
                 model.add(sum(w) == int(counts[c]))
             for k in range(n):
@@ -213,7 +217,9 @@ class _Program:
 
     def _likely_multiplicities(self, times: list[Any], top: int, rate: float) -> None:
         """Add ``-log P(q)`` of each multiplicity (Poisson(rate)) to the objective."""
-        cost = [round(_LOG_SCALE * (math.lgamma(q + 1) - q * math.log(rate))) for q in range(top + 1)]
+        cost = [
+            round(_LOG_SCALE * (math.lgamma(q + 1) - q * math.log(rate))) for q in range(top + 1)
+        ]
         cost = [c - min(cost) for c in cost]
         for q in times:
             term = self.model.new_int_var(0, max(cost), "")
@@ -226,14 +232,18 @@ class _Program:
         for b in sorted(set(range(n_bins)) - {int(a) for a in allowed}):
             for bits in (record[feature] for record in self.above):
                 # bin b: above threshold b - 1 and not above threshold b
-                clause = ([bits[b - 1].Not()] if b > 0 else []) + ([bits[b]] if b < n_bins - 1 else [])
+                clause = ([bits[b - 1].Not()] if b > 0 else []) + (
+                    [bits[b]] if b < n_bins - 1 else []
+                )
                 self.model.add_bool_or(clause)
 
     def lexicographic_records(self, blocks: list[range]) -> None:
         """Within each block, record k's booleans (class, then bins) lexicographically
         <= record k+1's."""
-        vectors = [[*self.label[k], *(b for bits in self.above[k] for b in bits)]
-                   for k in range(self.forest.n_records)]
+        vectors = [
+            [*self.label[k], *(b for bits in self.above[k] for b in bits)]
+            for k in range(self.forest.n_records)
+        ]
         pairs = [(vectors[k], vectors[k + 1]) for block in blocks for k in block[:-1]]
         for a, b in pairs:
             equal_so_far = self.model.new_constant(1)
@@ -254,13 +264,15 @@ def solve_forest(
     one_hot_groups: tuple[tuple[int, ...], ...] = (),
     allowed_bins: dict[int, np.ndarray] | None = None,
     time_limit: float = 60.0,
+    work_limit: float | None = None,
     n_jobs: int = 1,
     random_state: int = 0,
 ) -> Solution:
     """Build and solve the program; records as bins per feature and class indices.
 
     ``one_hot_groups``: features (0 / 1, split below 1) of which each record has exactly one
-    above its thresholds; ``allowed_bins``: per feature, the only bins its values can fall in.
+    above its thresholds; ``allowed_bins``: per feature, the only bins its values can fall in;
+    ``work_limit``: CP-SAT's deterministic time limit for the search.
     """
     cp_model = _import_cp_model()
     start = time.perf_counter()
@@ -283,6 +295,8 @@ def solve_forest(
         program.model.minimize(sum(program.objective))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(0.0, time_limit - (time.perf_counter() - start))
+    if work_limit is not None:
+        solver.parameters.max_deterministic_time = work_limit
     solver.parameters.num_workers = n_jobs
     solver.parameters.random_seed = random_state
     status = solver.solve(program.model)
@@ -291,7 +305,10 @@ def solve_forest(
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Solution(None, None, name, time.perf_counter() - start, n_variables)
     bins = np.array(
-        [[sum(solver.boolean_value(b) for b in bits) for bits in record] for record in program.above],
+        [
+            [sum(solver.boolean_value(b) for b in bits) for bits in record]
+            for record in program.above
+        ],
         dtype=np.int64,
     ).reshape(forest.n_records, forest.n_features)
     labels = np.array(

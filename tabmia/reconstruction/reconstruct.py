@@ -24,6 +24,7 @@ def reconstruct_training_set(
     one_hot_groups: Sequence[Sequence[int]] = (),
     domains: Mapping[int, Any] | None = None,
     time_limit: float = 60.0,
+    work_limit: float | None = None,
     max_variables: int = 2_000_000,
     n_jobs: int = 1,
     random_state: int | None = 0,
@@ -63,6 +64,11 @@ def reconstruct_training_set(
         binary column's middle bins open.
     time_limit : float, default=60.0
         Seconds for building and solving the program together.
+    work_limit : float, default=None
+        A limit on the solver's search in CP-SAT's deterministic time (its own work
+        units, roughly seconds of one quiet core), which, unlike ``time_limit``, gives
+        the same outcome on a busy machine; ``time_limit`` still applies. The presolve
+        and the building of the program are not counted.
     max_variables : int, default=2_000_000
         Not tried (the result says so) when the program would need more booleans than
         this, a rough count of records times nodes.
@@ -107,11 +113,12 @@ def reconstruct_training_set(
     for f in grouped:
         if thresholds[f].min() <= 0 or thresholds[f].max() >= 1:
             raise ValueError(f"one_hot_groups: the model splits column {f} as if not 0 / 1")
-    allowed = _allowed_bins({**dict(domains or {}), **dict.fromkeys(grouped, [0, 1])},
-                            thresholds, n_features)
+    allowed = _allowed_bins(
+        {**dict(domains or {}), **{f: [0, 1] for f in grouped}}, thresholds, n_features
+    )
     names = _feature_names(model, n_features)
     n_bool = forest.n_records * sum(len(t.left) for t in forest.trees)
-    base = {
+    base: dict[str, Any] = {
         "model": forest.kind,
         "n_trees": len(forest.trees),
         "n_records": forest.n_records,
@@ -135,10 +142,16 @@ def reconstruct_training_set(
         )
     seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
     solution = solve_forest(
-        forest, thresholds, one_hot_groups=groups, allowed_bins=allowed, time_limit=time_limit, n_jobs=n_jobs,
+        forest,
+        thresholds,
+        one_hot_groups=groups,
+        allowed_bins=allowed,
+        time_limit=time_limit,
+        work_limit=work_limit,
+        n_jobs=n_jobs,
         random_state=seed,
     )
-    found = {
+    found: dict[str, Any] = {
         "tried": True,
         "reason": None,
         "status": solution.status,
