@@ -478,7 +478,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if slice_report is not None:
         verdict += slice_report.lines()
     if reconstruction is not None:
-        verdict.append(reconstruction.sentence())
+        verdict.append(f"Reconstruction from the model file: {reconstruction.sentence()}")
     md = (
         header
         + "\n## Verdict\n\n"

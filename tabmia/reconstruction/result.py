@@ -134,17 +134,18 @@ class ReconstructionResult:
 
     def sentence(self) -> str:
         """What the reconstruction shows, in one sentence for an audit's report."""
-        what = f"{'bagged ' if self.bootstrap else ''}{self.model} ({self.n_trees} tree(s))"
+        trees = f"{self.n_trees} tree" + ("s" if self.n_trees != 1 else "")
+        what = f"{'bagged ' if self.bootstrap else ''}{self.model} ({trees})"
         if not self.tried:
             return f"reconstruction not tried on the {what}: {self.reason}"
         if self.status == "INFEASIBLE":
             return (
-                f"no training set fits the {what}'s stored counts (CP-SAT proved it in "
+                f"no training set fits the stored counts of the {what} (CP-SAT proved it in "
                 f"{self.seconds:.1f} s): they are not record counts"
             )
         if not self.found:
             return (
-                f"no training set consistent with the {what}'s stored counts was found within "
+                f"no training set consistent with the stored counts of the {what} was found within "
                 f"the {self.time_limit:g} s limit (CP-SAT: {self.status}): a time limit, not a "
                 "proof that the training set cannot be reconstructed"
             )
@@ -164,7 +165,7 @@ class ReconstructionResult:
         return (
             f"the training set may be reconstructible: {self.n_exact} of {self.n_true} "
             f"records recovered exactly (label and every feature at the model's thresholds) "
-            f"from the {what}'s structure and stored counts in {self.seconds:.1f} s; per "
+            f"from the structure and stored counts of the {what} in {self.seconds:.1f} s; per "
             f"feature {accuracy:.0%} right on average, against {baseline:.0%} for each "
             f"feature's most common value{silent}"
         )

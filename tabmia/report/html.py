@@ -592,8 +592,8 @@ def _reconstruction_section(found: dict[str, Any]) -> str:
     """The training set rebuilt from the model's file: the sentence and its numbers."""
     esc = html.escape
     rows = {
-        "model": f"{found['model']} ({found['n_trees']} tree(s)"
-        + (", bagged)" if found["bootstrap"] else ")"),
+        "model": found["model"] + (" (bagged)" if found["bootstrap"] else ""),
+        "trees": found["n_trees"],
         "training records the file counts": found["n_records"],
         "solver status": found["status"],
         "seconds": f"{found['seconds']:.1f} (limit {found['time_limit']:g})",
