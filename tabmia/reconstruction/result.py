@@ -57,7 +57,8 @@ class ReconstructionResult:
         True training records compared (None when none were given).
     exact : ndarray of bool or None
         Per true record: whether a reconstructed record has its label and its bin on
-        every feature the model splits on (records paired one to one, optimally).
+        every feature the program has a variable for: those some tree splits on and the
+        columns of ``one_hot_groups`` (records paired one to one, optimally).
     partner : ndarray of int or None
         Per true record, the index of its reconstructed partner (-1 for none).
     feature_accuracy : dict of str to float or None
@@ -107,7 +108,8 @@ class ReconstructionResult:
 
     @property
     def n_silent_features(self) -> int:
-        """Features no tree splits on: the file says nothing about them."""
+        """Features no tree splits on and in no one-hot group: the file says nothing
+        about them, and no count includes them."""
         return sum(t.size == 0 for t in self.thresholds)
 
     def records(self) -> pd.DataFrame:
