@@ -130,8 +130,10 @@ def read_forest(model: Any) -> ForestStructure:
             )
         )
     bootstrap = bool(getattr(last, "bootstrap", False)) and not single
-    # with bagging the root counts a tree's draws (max_samples of them); without, every record
-    n_records = int(trees[0].class_counts[0].sum()) if not bootstrap else int(last._n_samples)
+    draws = int(trees[0].class_counts[0].sum())
+    # scikit-learn keeps the training-set size of a bagged forest as _n_samples; without it
+    # (an older release) the draws per tree are the best guess (max_samples=None draws n)
+    n_records = int(getattr(last, "_n_samples", draws)) if bootstrap else draws
     if not bootstrap and any(int(t.n_records[0]) != n_records for t in trees):
         raise ValueError("the trees' roots disagree on the number of training records")
     return ForestStructure(
