@@ -23,7 +23,8 @@ API_MODULES = ["tabmia", "tabmia.attacks", "tabmia.metrics", "tabmia.thresholds"
                "tabmia.audit", "tabmia.experiment", "tabmia.persons", "tabmia.slices",
                "tabmia.game", "tabmia.report", "tabmia.gate", "tabmia.testing",
                "tabmia.plausibility", "tabmia.shadow", "tabmia.backends", "tabmia.perturb",
-               "tabmia.datasets", "tabmia.dp", "tabmia.benchmark", "tabmia.whatif"]
+               "tabmia.datasets", "tabmia.dp", "tabmia.benchmark", "tabmia.whatif",
+               "tabmia.reconstruction"]
 
 
 def api_pages() -> dict[str, list[str]]:

@@ -105,6 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept the non-default types a .skops file lists",
     )
+    own.add_argument(
+        "--reconstruct",
+        action="store_true",
+        help="with a --model-file that is a scikit-learn decision tree or a forest without "
+        "bootstrap (a bagged forest is tried too): rebuild its training set from the "
+        "model's stored per-node counts (OR-Tools CP-SAT; pip install 'tabmia[reconstruct]') "
+        "and report how many --train records come back exactly, and how fast",
+    )
+    own.add_argument(
+        "--reconstruct-time",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="time limit of --reconstruct's solver (default 120)",
+    )
     own.add_argument("--train", type=Path, default=None, help="training records (CSV/parquet)")
     own.add_argument(
         "--population",

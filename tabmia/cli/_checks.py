@@ -31,6 +31,8 @@ MAX_MODELS = 1024
 _GAME_ONLY = ("dataset", "model", "seeds", "train_size", "prior", "max_records")
 _OWN_ONLY = (
     "trust_types",
+    "reconstruct",
+    "reconstruct_time",
     "label",
     "recipe",
     "max_members",
@@ -39,7 +41,7 @@ _OWN_ONLY = (
     "categorical",
     "label_only",
 )
-_MODEL_FILE_ONLY = ("trust_types", "categorical")
+_MODEL_FILE_ONLY = ("trust_types", "categorical", "reconstruct", "reconstruct_time")
 # flags that set a runner setting of the attacks: (setting, what it sets, an attack that
 # takes it); an attack takes the settings of its tags' runner_settings
 _ATTACK_FLAGS = {

@@ -171,6 +171,7 @@ def write_outputs(
     state: Any = None,
     records_result: Any = None,
     slice_report: Any = None,
+    reconstruction: Any = None,
 ) -> None:
     """Write every file into a temporary folder, then move them into --out together.
 
@@ -185,7 +186,9 @@ def write_outputs(
     ``gate`` (a :class:`tabmia.gate.GateResult`) goes into results.json (``gate``),
     results.md and report.html; ``state`` (a :class:`tabmia.report.state.VerdictState`:
     the decision, its findings and the warnings accepted) into results.json (``state``)
-    and report.html's verdict."""
+    and report.html's verdict; ``reconstruction`` (a
+    :class:`tabmia.reconstruction.ReconstructionResult`, ``--reconstruct``) into
+    results.json (``reconstruction``) and report.html's Reconstruction section."""
     import datetime
 
     import tabmia
@@ -230,6 +233,8 @@ def write_outputs(
             ).to_dict()
         if slice_report is not None:
             payload["slices"] = slice_report.to_dict()
+        if reconstruction is not None:
+            payload["reconstruction"] = reconstruction.to_dict()
         person_tables = None
         if records_result is not None:
             from tabmia.persons import most_exposed, person_risk
@@ -275,6 +280,7 @@ def write_outputs(
             person_tables=person_tables,
             slice_section=None if slice_report is None else _slice_section(slice_report),
             records_result=records_result,
+            reconstruction=None if reconstruction is None else reconstruction.to_dict(),
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)

@@ -49,6 +49,7 @@ from tabmia.cli._persons import (
     person_columns,
     to_persons,
 )
+from tabmia.cli._reconstruct import reconstruction_step
 from tabmia.cli._setup import (
     DEFAULT_ATTACKS,
     LABEL_ATTACKS,
@@ -230,6 +231,7 @@ def _own_model(
     n_public = int(round(public_fraction * len(X_pop)))  # as audit_model splits
     check_audit_size(min(len(X_tr), args.max_members or len(X_tr)), len(X_pop) - n_public)
     shared_note = check_shared(X_tr, y_tr, X_pop, y_pop)
+    reconstruction = None  # --reconstruct's result (a model file only)
     if args.model_file is not None:
         model = load_model(args.model_file, args.trust_types)
         # a slice column the model does not take (a sensitive attribute kept out of it)
@@ -245,6 +247,7 @@ def _own_model(
         X_tr, X_pop = apply_categories(
             model, [X_tr, X_pop], list(args.categorical), ["--train", "--population"]
         )
+        reconstruction = reconstruction_step(args, model, X_tr, y_tr, X_pop)
         try:
             target = TargetModel(model, device=args.device, labels_only=args.label_only)
         except (TypeError, ValueError) as exc:
@@ -367,6 +370,8 @@ def _own_model(
         "attacker public records": len(split.public),
         **_cache_context(args, result),
     }
+    if reconstruction is not None:  # taken out again by run_audit, before the header
+        context["reconstruction"] = reconstruction
     return result, context, records
 
 
@@ -445,6 +450,7 @@ def run_audit(args: argparse.Namespace) -> int:
     except (AuditTooSmallError, TargetOutputsError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from exc
     elapsed = time.perf_counter() - t0
+    reconstruction = context.pop("reconstruction", None)
     if args.train is not None and "data" not in context:
         context = {"data": str(args.train), **context}
     if "person" in result.scores.columns and getattr(args, "group_column", None):
@@ -486,6 +492,8 @@ def run_audit(args: argparse.Namespace) -> int:
     )
     if slice_report is not None:
         verdict += slice_report.lines()
+    if reconstruction is not None:
+        verdict.append(f"Reconstruction from the model file: {reconstruction.sentence()}")
     md = (
         header
         + "\n## Verdict\n\n"
@@ -508,6 +516,7 @@ def run_audit(args: argparse.Namespace) -> int:
         state=state,
         records_result=records_result if persons else None,
         slice_report=slice_report,
+        reconstruction=reconstruction,
     )
     print(
         wrapped(

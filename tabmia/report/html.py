@@ -353,6 +353,7 @@ def write_html_report(
     person_tables: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     slice_section: tuple[list[str], pd.DataFrame, Any] | None = None,
     records_result: Any = None,
+    reconstruction: dict[str, Any] | None = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -393,6 +394,10 @@ def write_html_report(
     records_result : ExperimentResult, default=None
         For a person-level ``result``: the record-level audit it was made from, whose
         rates a DP claim (about records) is judged from.
+    reconstruction : dict, default=None
+        The training set rebuilt from the model file
+        (:meth:`tabmia.reconstruction.ReconstructionResult.to_dict`), shown after the
+        attacks' tables.
 
     The verdict box opens with the audit's state (risk shown, risk not shown, cannot
     tell) and holds every plausibility finding, each marked as what it does: makes the
@@ -531,6 +536,8 @@ def write_html_report(
             "number of slices, says so at equal FPR and the simultaneous interval of its "
             "excess lies above 0.</p>"
         )
+    if reconstruction is not None:
+        parts.append(_reconstruction_section(reconstruction))
     if epsilon is not None:
         person_claim, dp_result = None, result
         if getattr(result, "unit", "record") == "person":
@@ -605,6 +612,31 @@ def _finish(path: Path, parts: list[str], version: str, date: str, command: str 
     parts.append(f"<footer class='note'><hr>{footer}</footer></body></html>")
     path.write_text("".join(parts), encoding="utf-8")
     return path
+
+
+def _reconstruction_section(found: dict[str, Any]) -> str:
+    """The training set rebuilt from the model's file: the sentence and its numbers."""
+    esc = html.escape
+    rows = {
+        "model": found["model"] + (" (bagged)" if found["bootstrap"] else ""),
+        "trees": found["n_trees"],
+        "training records the file counts": found["n_records"],
+        "solver status": found["status"],
+        "seconds": f"{found['seconds']:.1f} (limit {found['time_limit']:g})",
+    }
+    if found.get("n_exact") is not None:
+        rows["records recovered exactly"] = f"{found['n_exact']} of {found['n_true']}"
+        rows["labels right"] = f"{found['label_accuracy']:.3f}"
+    table = pd.DataFrame({"": list(rows), "value": [str(v) for v in rows.values()]})
+    return (
+        f"<h2>Reconstruction from the model file</h2><p>{esc(found['sentence'])}</p>"
+        + table_html(table, css_class="fit")
+        + "<p class='note'>The training set rebuilt with a constraint solver from the trees' "
+        "splits and the per-node training counts the file stores (Ferry et al., ICML 2024), "
+        "at the resolution of the model's thresholds, and paired one to one with the "
+        "--train records. A reconstruction not found within the time limit proves "
+        "nothing.</p>"
+    )
 
 
 def _person_section(risk: pd.DataFrame, exposed: pd.DataFrame, context: dict[str, Any]) -> str:
