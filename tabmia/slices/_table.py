@@ -479,12 +479,6 @@ def _table_rows(
         reason = ""
         if s in tie_blocked:
             reason = "ties"
-            notes.append(
-                f"{attack}, slice {s!r} ({slicing}): calibrated TPR not resolvable: the attack's scores tie "
-                f"at the top of the slice's public {unit}s, so its threshold calibrated to FPR "
-                f"{alpha:g} lies above the tie and flags none of its candidates (FPR 0, not "
-                f"{alpha:g}); the slice is left out of the equal-FPR comparison."
-            )
         elif state == "not resolvable" and np.isfinite(alpha):
             reason = "too few public " + unit + "s"
             notes.append(
@@ -494,6 +488,14 @@ def _table_rows(
                 f"{math.ceil(1.0 / alpha) - 1})."
             )
         entries.append((s, g, (*cal_counts, state), n_cal, reason))
+    if tie_blocked:  # one line for all of them: on a forest it is every slice
+        which = ", ".join(repr(s) for s in tie_blocked)
+        notes.append(
+            f"{attack}, slices by {slicing}: calibrated TPR not resolvable in {which}: the "
+            f"attack's scores tie at the top of each one's public {unit}s, so each threshold "
+            f"calibrated to FPR {alpha:g} lies above the tie and flags none of its candidates "
+            f"(FPR 0, not {alpha:g}); left out of the equal-FPR comparison."
+        )
     rows: list[dict[str, Any]] = []
     for s, g, (tpc, fpc, state), n_cal, reason in entries:
         n1, n0, tp, fp = _rates(g["cells"])[:4]
