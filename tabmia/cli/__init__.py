@@ -46,6 +46,7 @@ from tabmia.cli._args import (
     warning_names,
 )
 from tabmia.cli._inputs import UsageError
+from tabmia.cli._mlflow import add_mlflow_arguments
 from tabmia.cli._outputs import one_line_warnings
 from tabmia.cli.audit import DEFAULT_ATTACKS, LABEL_ATTACKS, SCORE_ATTACKS, run_audit
 from tabmia.metrics import DEFAULT_DELTA
@@ -288,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     attacks.add_argument(
         "--quiet", action="store_true", help="print only the table (no progress bars)"
     )
+    add_mlflow_arguments(own, attacks)
     gate = audit.add_argument_group(
         "privacy gate",
         "exit status 0: the audit shows every limit met (upper 95% bound at "
