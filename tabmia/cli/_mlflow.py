@@ -74,7 +74,7 @@ def uri_model(args: argparse.Namespace, labels: Any) -> tuple[Any, Any, str]:
     import numpy as np
 
     from tabmia.exceptions import RunNote
-    from tabmia.mlflow import load_mlflow_model
+    from tabmia.mlflow._loading import load_mlflow_model
 
     try:
         loaded = load_mlflow_model(str(args.model_uri))
@@ -91,7 +91,7 @@ def log_to_mlflow(args: argparse.Namespace) -> str | None:
     """Log the audit in ``--out`` as a run of ``--mlflow``'s experiment; its run id."""
     if getattr(args, "mlflow", None) is None:
         return None
-    from tabmia.mlflow import log_audit_run
+    from tabmia.mlflow._run import log_audit_run
 
     try:
         return log_audit_run(args.out, experiment=str(args.mlflow))

@@ -306,11 +306,7 @@ def _check_label_only(args: argparse.Namespace, attacks: dict[str, Any], target:
         f"--attacks {','.join(needs)} need the model's probabilities, but it answers with "
         f"labels only ({_label_reason(args, target)}); attacks that work from labels: "
         f"{', '.join(work)}"
-        + (
-            ""
-            if queried
-            else " (the others query perturbed records: they need --model-file)"
-        )
+        + ("" if queried else " (the others query perturbed records: they need --model-file)")
     )
 
 

@@ -32,6 +32,7 @@ from tabmia.cli._inputs import (
     read_table,
     split_label,
 )
+from tabmia.cli._mlflow import check_mlflow_flags, log_to_mlflow, model_source, uri_model
 from tabmia.cli._outputs import (
     fpr_fallback_notes,
     recorded_warnings,
@@ -40,7 +41,6 @@ from tabmia.cli._outputs import (
     wrapped,
     write_outputs,
 )
-from tabmia.cli._mlflow import check_mlflow_flags, log_to_mlflow, model_source, uri_model
 from tabmia.cli._persons import (
     PERSON_NOUNS,
     built_in_persons,

@@ -35,7 +35,7 @@ CONFIG_KEYS = {
 _OWN_FLAGS = {"train", "population", "label", "model_uri", "model_file", "out", "mlflow"}
 
 
-class TabmiaEvaluator(ModelEvaluator):  # type: ignore[misc]
+class TabmiaEvaluator(ModelEvaluator):
     """MLflow's evaluator plugin ``tabmia``: a membership inference audit of a classifier.
 
     Registered under the ``mlflow.model_evaluator`` entry point of tabmia's package

@@ -50,9 +50,7 @@ def audit_metrics(payload: dict[str, Any]) -> dict[str, list[tuple[float, int]]]
     seeds = sorted({r["seed"] for r in rates if r.get("seed") is not None})
     for rate in rates:
         measure = rate["measure"]
-        short = (
-            f"tpr_at_fpr_{rate['fpr']:g}" if measure == "tpr_at_fpr" else _MEASURES[measure]
-        )
+        short = f"tpr_at_fpr_{rate['fpr']:g}" if measure == "tpr_at_fpr" else _MEASURES[measure]
         base = _name(_PREFIX, rate["unit"], rate["attack"], short)
         step = seeds.index(rate["seed"]) if rate.get("seed") in seeds else 0
         put(base, rate["value"], step)
@@ -65,8 +63,11 @@ def audit_metrics(payload: dict[str, Any]) -> dict[str, list[tuple[float, int]]]
             put(fpr, delivered["value"], step)
             put(fpr + "_low", delivered["interval"].get("low"), step)
             put(fpr + "_high", delivered["interval"].get("high"), step)
-            put(_name(_PREFIX, rate["unit"], rate["attack"], "fpr_promised"),
-                rate.get("fpr_promised"), step)
+            put(
+                _name(_PREFIX, rate["unit"], rate["attack"], "fpr_promised"),
+                rate.get("fpr_promised"),
+                step,
+            )
     state = (payload.get("state") or {}).get("state")
     for verdict in _VERDICTS:
         put(_name(_PREFIX, "verdict", verdict.replace(" ", "_")), float(state == verdict))
@@ -75,7 +76,9 @@ def audit_metrics(payload: dict[str, Any]) -> dict[str, list[tuple[float, int]]]
         put(GATE_METRIC, float(bool(gate["passed"])))
         put(_name(_PREFIX, "gate", "exit_status"), gate["exit_status"])
         for check in gate.get("checks") or []:
-            put(_name(_PREFIX, "gate", check["metric"], "above"), float(check["outcome"] == "above"))
+            put(
+                _name(_PREFIX, "gate", check["metric"], "above"), float(check["outcome"] == "above")
+            )
     return out
 
 

@@ -98,12 +98,14 @@ def validate_results(payload: dict[str, Any] | str | Path) -> int:
     """
     import jsonschema
 
-    if not isinstance(payload, dict):
-        payload = json.loads(Path(payload).read_text(encoding="utf-8"))
-    version = results_version(payload)
-    schema = load_schema(version)
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
+    data: dict[str, Any] = (
+        payload
+        if isinstance(payload, dict)
+        else json.loads(Path(payload).read_text(encoding="utf-8"))
+    )
+    version = results_version(data)
+    validator = jsonschema.Draft202012Validator(load_schema(version))
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         where = "/".join(map(str, first.absolute_path)) or "(top level)"

@@ -49,9 +49,10 @@ def add_evidence(payload: dict[str, Any]) -> dict[str, Any]:
 
     unit = payload.get("unit") or "record"
     attacker = attacker_model(payload)
-    rates = rate_entries(payload.get("metrics") or [], unit, attacker["sees"])
+    sees = _attacks_see(payload)  # the attacks' view; a structure finding's is white-box
+    rates = rate_entries(payload.get("metrics") or [], unit, sees)
     if unit == "person" and payload.get("record_metrics"):
-        rates = rate_entries(payload["record_metrics"], "record", attacker["sees"]) + rates
+        rates = rate_entries(payload["record_metrics"], "record", sees) + rates
     return {
         "schema_version": SCHEMA_VERSION,
         **payload,
@@ -65,11 +66,8 @@ def add_evidence(payload: dict[str, Any]) -> dict[str, Any]:
 def attacker_model(payload: dict[str, Any]) -> dict[str, Any]:
     """What the modelled attacker sees and which public data it holds, overall and per
     attack (the models it trains on those records, with which recipe)."""
-    state = payload.get("state") or {}
     context = payload.get("context") or {}
-    sees = _SEES.get(str(state.get("attacker_sees")), "probabilities")
-    if payload.get("structure"):
-        sees = "white-box"
+    sees = _attacks_see(payload)
     public = _count(context.get("attacker public records"))
     per_attack: dict[str, dict[str, Any]] = {}
     for row in payload.get("metrics") or []:
@@ -87,7 +85,8 @@ def attacker_model(payload: dict[str, Any]) -> dict[str, Any]:
             },
         )
     return {
-        "sees": sees,
+        # the strongest view any analysis of the file had
+        "sees": "white-box" if payload.get("structure") else sees,
         "public_data": {
             "records": public,
             "description": (
@@ -107,7 +106,11 @@ def rate_entries(metrics: list[dict[str, Any]], unit: str, sees: str) -> list[di
     AUC and the ε lower bound, each with its interval."""
     out: list[dict[str, Any]] = []
     for row in metrics:
-        base = {"attack": str(row.get("attack")), "unit": unit, "attacker_sees": sees}
+        base: dict[str, Any] = {
+            "attack": str(row.get("attack")),
+            "unit": unit,
+            "attacker_sees": sees,
+        }
         if row.get("seed") is not None:
             base["seed"] = int(row["seed"])
         promised = _number(row.get("fpr_target"))
@@ -222,6 +225,12 @@ def coverage(payload: dict[str, Any], unit: str) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ helpers
+def _attacks_see(payload: dict[str, Any]) -> str:
+    """What the membership attacks saw: the model's probabilities or its labels."""
+    state = payload.get("state") or {}
+    return _SEES.get(str(state.get("attacker_sees")), "probabilities")
+
+
 def _number(value: Any) -> float | None:
     """A finite float, or None (JSON's null, NaN)."""
     if value is None or isinstance(value, bool):
