@@ -220,7 +220,7 @@ def test_cli_audits_registry_uris_with_the_scores_of_the_fitted_objects(
         payload = json.loads((tmp_path / "uri" / "results.json").read_text())
         assert payload["context"]["model"].startswith(f"{uri} (MLflow sklearn flavour")
         assert payload["attacker"]["sees"] == "probabilities"
-    assert "audited with its probabilities" in capsys.readouterr().err
+    assert "(MLflow sklearn flavour, audited with its probabilities)" in capsys.readouterr().out
 
 
 def test_cli_logs_an_audit_as_an_mlflow_run(tracking, registry, tmp_path, capsys):
@@ -273,7 +273,7 @@ def test_pyfunc_with_predict_only_is_audited_label_only_and_says_so(forest_files
                  "--label", "diagnosis", "--attacks", "gap", "--quiet", "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 0
-    assert "whose predict gives labels only" in captured.err  # the note, once
+    assert "whose predict gives labels only" in captured.out  # the header says it
     payload = json.loads((out / "results.json").read_text())
     assert payload["context"]["outputs"].startswith("labels only")
     assert payload["state"]["labels_only"] is True
@@ -312,6 +312,28 @@ def test_pyfunc_logged_to_answer_predict_proba_is_audited_with_probabilities(for
         for m in (proba.model, forest)
     ]
     pd.testing.assert_frame_equal(results[0].scores, results[1].scores)
+
+
+def test_torch_model_is_audited_with_its_logits(forest_files):
+    torch = pytest.importorskip("torch")
+    from tabmia.target import TargetModel
+
+    folder = forest_files
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(30, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    mlflow.pytorch.save_model(net, str(folder / "net"), pip_requirements=["torch"],
+                              input_example=np.zeros((2, 30), dtype=np.float32))
+    loaded = load_mlflow_model(str(folder / "net"))  # MLflow's default: a torch.export program
+    assert (loaded.flavor, loaded.outputs) == ("pytorch", "proba")
+    X = pd.read_csv(folder / "train.csv").drop(columns="diagnosis")
+    np.testing.assert_allclose(TargetModel(loaded.model, classes=[0, 1]).predict_logits(X),
+                               TargetModel(net, classes=[0, 1]).predict_logits(X), rtol=1e-5)
+    out = folder / "out-net"
+    assert main(["audit", "--model-uri", str(folder / "net"), "--train",
+                 str(folder / "train.csv"), "--population", str(folder / "pop.csv"),
+                 "--label", "diagnosis", "--attacks", "loss", "--quiet", "--out", str(out)]) == 0
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["context"]["model"].endswith("(MLflow pytorch flavour, audited with its logits)")
 
 
 def test_evaluator_is_a_classifier_plugin_and_refuses_missing_population(tracking, registry):

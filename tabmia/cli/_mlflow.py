@@ -15,7 +15,6 @@ __all__ = [
     "check_mlflow_flags",
     "log_to_mlflow",
     "model_source",
-    "run_audit_argv",
     "uri_model",
 ]
 
@@ -66,14 +65,12 @@ def model_source(args: argparse.Namespace) -> Any:
 
 
 def uri_model(args: argparse.Namespace, labels: Any) -> tuple[Any, Any, str]:
-    """``(model, classes, context line)`` of ``--model-uri``; ``classes``, the labels of
-    ``labels`` (label arrays, sorted together), for a model that does not name its own (a torch module, a pyfunc
-    that answers with labels), else None. The way it is audited is said once as a note."""
-    import warnings
-
+    """``(model, classes, context line)`` of ``--model-uri``: the context line says how
+    the model is audited; ``classes``, the labels of ``labels`` (label arrays, sorted
+    together), for a model that names none itself (a torch module's logits, a pyfunc that
+    answers with labels), else None."""
     import numpy as np
 
-    from tabmia.exceptions import RunNote
     from tabmia.mlflow._loading import load_mlflow_model
 
     try:
@@ -83,7 +80,6 @@ def uri_model(args: argparse.Namespace, labels: Any) -> tuple[Any, Any, str]:
     classes = None
     if not hasattr(loaded.model, "classes_"):
         classes = np.unique(np.concatenate([np.asarray(y) for y in labels]))
-    warnings.warn(f"--model-uri {args.model_uri}: {loaded.note}", RunNote, stacklevel=2)
     return loaded.model, classes, f"{args.model_uri} ({loaded.note})"
 
 
@@ -99,27 +95,3 @@ def log_to_mlflow(args: argparse.Namespace) -> str | None:
         raise UsageError(
             f"--mlflow {args.mlflow}: cannot log the audit ({exc}); its files are in {args.out}"
         ) from exc
-
-
-def run_audit_argv(argv: list[str], command_line: str) -> int:
-    """Run ``tabmia audit`` on ``argv`` (the flags after ``audit``) as the command does,
-    raising :class:`UsageError` on bad input instead of printing it: the MLflow
-    evaluator's way in, so that its audit is the command's, results.json and gate too.
-    ``command_line`` is what the report records as the command."""
-    import contextlib
-    import io
-
-    from tabmia.cli import _parse
-    from tabmia.cli._outputs import one_line_warnings
-    from tabmia.cli.audit import run_audit
-
-    with one_line_warnings():
-        error = io.StringIO()
-        try:
-            with contextlib.redirect_stderr(error):
-                args = _parse(["audit", *argv])
-        except SystemExit as exc:  # argparse's one-line error
-            text = error.getvalue().strip().removeprefix("tabmia: error: ")
-            raise UsageError(text or f"invalid flags {argv}") from exc
-        args.command_line = command_line
-        return run_audit(args)

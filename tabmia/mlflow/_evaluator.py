@@ -67,8 +67,7 @@ class TabmiaEvaluator(ModelEvaluator):
     ) -> EvaluationResult:
         """Audit the model against ``evaluator_config["population"]``; log and return the
         metrics, ``report.html`` and ``results.json``."""
-        from tabmia.cli import UsageError
-        from tabmia.cli._mlflow import run_audit_argv
+        from tabmia.cli import UsageError, run_audit_argv
         from tabmia.mlflow._metrics import audit_metrics
         from tabmia.mlflow._run import log_audit_files
 

@@ -148,6 +148,8 @@ def load_mlflow_model(uri: str, *, flavor: str | None = None) -> MLflowModel:
             raise ValueError(
                 f"{uri}: MLflow cannot load its {name} flavour ({_first_line(exc)})"
             ) from exc
+        if name == "pytorch":
+            model = _switchable(model)
         what = "logits" if name == "pytorch" else "probabilities"
         return MLflowModel(
             model, uri, name, "proba", f"MLflow {name} flavour, audited with its {what}"
@@ -193,6 +195,39 @@ def _load_pyfunc(uri: str, conf: dict[str, Any]) -> MLflowModel:
         "proba" if proba else "labels",
         note,
     )
+
+
+def _switchable(module: Any) -> Any:
+    """A torch module the audit can put in eval mode: a ``torch.export`` program (MLflow's
+    default PyTorch format) refuses ``eval()``, its mode having been fixed when exported,
+    so it is queried through a module that only forwards to it."""
+    try:
+        module.eval()
+    except Exception:  # noqa: BLE001 - NotImplementedError / RuntimeError by torch version
+        return _exported_module_class()(module)
+    return module
+
+
+def _exported_module_class() -> type:
+    import torch  # only here: the pytorch flavour brings it
+
+    class ExportedModule(torch.nn.Module):
+        """Forwards to a ``torch.export`` program, whose mode is fixed (not a child, so
+        ``eval()`` leaves it alone); its parameters are the program's."""
+
+        program: Any
+
+        def __init__(self, program: Any) -> None:
+            super().__init__()
+            object.__setattr__(self, "program", program)
+
+        def forward(self, x: Any) -> Any:
+            return self.program(x)
+
+        def parameters(self, recurse: bool = True) -> Any:
+            return self.program.parameters(recurse)
+
+    return ExportedModule
 
 
 def _raw_classes(pyfunc: Any) -> np.ndarray | None:
