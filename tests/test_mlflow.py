@@ -355,3 +355,16 @@ def test_bad_uri_is_one_error_line(forest_files, capsys):
     assert code == 2 and err[-1].startswith("tabmia: error: --model-uri ")
     assert "MLflow cannot find the model" in err[-1]
     assert not (forest_files / "bad").exists()
+
+
+def test_evaluator_config_keys_are_the_commands_flags():
+    from tabmia.mlflow._evaluator import _flags
+
+    assert _flags({"limits": ["auc=0.6", "tpr@0.01=0.1"], "accept_warnings": ["ties"],
+                   "n_shadow": 4, "show_records": True, "quiet": False}) == [
+        "--accept-warning", "ties", "--n-shadow", "4", "--show-records",
+        "--fail-above", "auc=0.6,tpr@0.01=0.1"]
+    with pytest.raises(mlflow.exceptions.MlflowException, match="'n_shadows' is no flag"):
+        _flags({"n_shadows": 4})
+    with pytest.raises(mlflow.exceptions.MlflowException, match="set by the evaluator"):
+        _flags({"train": "x.csv"})

@@ -158,9 +158,17 @@ def _flags(config: dict[str, Any]) -> list[str]:
             f"tabmia evaluator: evaluator_config key {taken[0]!r} is set by the evaluator "
             "(the evaluation data are the training records; 'population' the others)"
         )
+    flags = _audit_flags()
+    unknown = sorted(str(k) for k in config if k not in flags)
+    if unknown:
+        raise MlflowException(
+            f"tabmia evaluator: evaluator_config key {unknown[0]!r} is no flag of tabmia "
+            f"audit (the evaluator's own keys: {', '.join(CONFIG_KEYS)}; the flags, by "
+            "their names with underscores: attacks, fpr, recipe, n_shadow, random_state ...)"
+        )
     argv: list[str] = []
     for key, value in config.items():
-        flag = "--" + str(key).replace("_", "-")
+        flag = flags[key]
         if value is True:
             argv.append(flag)
         elif value is False or value is None:
@@ -170,6 +178,22 @@ def _flags(config: dict[str, Any]) -> list[str]:
         else:
             argv += [flag, str(value)]
     return argv
+
+
+def _audit_flags() -> dict[str, str]:
+    """``tabmia audit``'s flags by destination (``accept_warnings``: ``--accept-warning``)."""
+    import argparse
+
+    from tabmia.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    audit = commands.choices["audit"]
+    return {
+        a.dest: a.option_strings[0]
+        for a in audit._actions
+        if a.option_strings and a.dest not in ("help", "config")
+    }
 
 
 def register_evaluator() -> bool:
