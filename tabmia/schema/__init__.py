@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tabmia.schema._evidence import CHECKLIST, add_evidence
+from tabmia.schema._evidence import CHECKLIST, SCHEMA_VERSION, add_evidence
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -38,8 +38,6 @@ __all__ = [
     "write_results",
 ]
 
-#: The ``schema_version`` ``tabmia audit`` writes into results.json.
-SCHEMA_VERSION = 2
 #: Every version whose schema ships with tabmia (old results stay readable).
 SCHEMA_VERSIONS = (1, 2)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+#: The ``schema_version`` written into results.json (``tabmia.schema`` ships its schema).
+SCHEMA_VERSION = 2
 #: What the audit's intervals are, by measure.
 CONFIDENCE = 0.95
 _CLOPPER_PEARSON = "clopper-pearson"
@@ -45,8 +47,6 @@ def add_evidence(payload: dict[str, Any]) -> dict[str, Any]:
     dict
         A new dict; ``schema_version`` first.
     """
-    from tabmia.schema import SCHEMA_VERSION
-
     unit = payload.get("unit") or "record"
     attacker = attacker_model(payload)
     sees = _attacks_see(payload)  # the attacks' view; a structure finding's is white-box
