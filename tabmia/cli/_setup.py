@@ -220,8 +220,7 @@ def _check_args(args: argparse.Namespace) -> None:
         sources = (model_source(args) is not None) + any(probas) + any(preds)
         if sources > 1:
             raise UsageError(
-                "give one of --model-file (or --model-uri), the --*-proba files or the "
-                "--*-pred files, not several"
+                "give one of --model-file, the --*-proba files or the --*-pred files, not several"
             )
         if any(probas) and not all(probas):
             raise UsageError("--train-proba and --population-proba go together")
