@@ -43,6 +43,26 @@ def _no_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", guarded)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _results_json_follow_their_schema():
+    """Every results.json a test writes is checked against its published JSON Schema
+    (tabmia.schema): a field the schema requires and the writer drops fails that test."""
+    import json
+
+    import tabmia.schema
+
+    write = tabmia.schema.write_results
+
+    def checked(path, payload):
+        written = write(path, payload)
+        tabmia.schema.validate_results(json.loads(Path(path).read_text()))
+        return written
+
+    tabmia.schema.write_results = checked
+    yield
+    tabmia.schema.write_results = write
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """../shared/data, or skip when this checkout has none beside it."""

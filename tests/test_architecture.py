@@ -32,14 +32,17 @@ LAYERS: list[tuple[str, list[str]]] = [
                       "tabmia.reconstruction", "tabmia.reconstruction.*"]),
     ("4 shadow engine", ["tabmia.shadow", "tabmia.shadow.*", "tabmia.backends"]),
     ("5 attacks", ["tabmia.attacks", "tabmia.attacks.*"]),
-    ("6 report", ["tabmia.report", "tabmia.report.*", "tabmia.gate", "tabmia.testing"]),
+    ("6 report", ["tabmia.report", "tabmia.report.*", "tabmia.gate", "tabmia.testing",
+                  "tabmia.schema", "tabmia.schema.*"]),
     ("7 runs", [
         "tabmia.recipes", "tabmia._attack_builder", "tabmia.experiment", "tabmia.audit",
         "tabmia.benchmark", "tabmia._benchmark_report", "tabmia.dp", "tabmia.dp.*",
         "tabmia._play", "tabmia.splits", "tabmia.persons", "tabmia.persons.*",
         "tabmia.slices", "tabmia.slices.*", "tabmia.whatif", "tabmia.whatif.*",
+        "tabmia.mlflow._loading", "tabmia.mlflow._metrics", "tabmia.mlflow._run",
     ]),
     ("8 command line", ["tabmia.cli", "tabmia.cli.*"]),
+    ("9 integrations", ["tabmia.mlflow", "tabmia.mlflow.*"]),
 ]
 
 #: Imports inside a function that close a loop, each with its reason. The cycle check

@@ -46,11 +46,12 @@ from tabmia.cli._args import (
     warning_names,
 )
 from tabmia.cli._inputs import UsageError
+from tabmia.cli._mlflow import add_mlflow_arguments
 from tabmia.cli._outputs import one_line_warnings
 from tabmia.cli.audit import DEFAULT_ATTACKS, LABEL_ATTACKS, SCORE_ATTACKS, run_audit
 from tabmia.metrics import DEFAULT_DELTA
 
-__all__ = ["main", "build_parser", "UsageError"]
+__all__ = ["main", "build_parser", "run_audit_argv", "UsageError"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -304,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     attacks.add_argument(
         "--quiet", action="store_true", help="print only the table (no progress bars)"
     )
+    add_mlflow_arguments(own, attacks)
     gate = audit.add_argument_group(
         "privacy gate",
         "exit status 0: the audit shows every limit met (upper 95% bound at "
@@ -427,6 +429,26 @@ def _parse_with_config(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.given = given
     return args
+
+
+def run_audit_argv(argv: list[str], command_line: str) -> int:
+    """Run ``tabmia audit`` on ``argv`` (the flags after ``audit``) as :func:`main` does,
+    but raise :class:`UsageError` on bad input instead of printing it: the MLflow
+    evaluator's way in, so that its audit is the command's (results.json and gate too).
+    ``command_line`` is what the report records as the command."""
+    import contextlib
+    import io
+
+    with one_line_warnings():
+        error = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(error):
+                args = _parse(["audit", *argv])
+        except SystemExit as exc:  # argparse's one-line error
+            text = error.getvalue().strip().removeprefix("tabmia: error: ")
+            raise UsageError(text or f"invalid flags {argv}") from exc
+        args.command_line = command_line
+        return run_audit(args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,6 +66,8 @@ def _own_mode(args: argparse.Namespace) -> str | None:
     """How the user's own model is given, or None for the built-in game."""
     if args.model_file is not None:
         return "--model-file"
+    if getattr(args, "model_uri", None) is not None:
+        return "--model-uri"
     if args.train_proba is not None or args.population_proba is not None:
         return "--train-proba / --population-proba"
     if args.train_pred is not None or args.population_pred is not None:
@@ -92,7 +94,12 @@ def check_mode(args: argparse.Namespace) -> None:
                 f"audit of your own model ({mode}) does not use it: remove it"
             )
         stray = [d for d in _MODEL_FILE_ONLY if d in given]
-        if args.model_file is None and stray:
+        if getattr(args, "model_uri", None) is not None and "trust_types" in stray:
+            raise UsageError(
+                "--trust-types applies to a .skops --model-file; --model-uri loads the model "
+                "through MLflow: remove it"
+            )
+        if args.model_file is None and getattr(args, "model_uri", None) is None and stray:
             raise UsageError(
                 f"{_flag(stray[0])} applies to a --model-file; an audit of precomputed "
                 f"outputs ({mode}) does not use it: remove it"

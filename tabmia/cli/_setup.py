@@ -20,6 +20,7 @@ from tabmia.cli._inputs import (
     check_size,
     load_model,
 )
+from tabmia.cli._mlflow import model_source
 from tabmia.recipes import AUDIT_ATTACKS, LABEL_AUDIT_ATTACKS
 
 # the rest are private helpers of tabmia.cli.audit, imported by name
@@ -203,6 +204,7 @@ def _check_args(args: argparse.Namespace) -> None:
     check_out_folder(args.out)
     own = [
         args.model_file,
+        getattr(args, "model_uri", None),
         args.train,
         args.population,
         args.train_proba,
@@ -215,7 +217,7 @@ def _check_args(args: argparse.Namespace) -> None:
             raise UsageError("auditing your own model needs --train, --population and --label")
         probas = (args.train_proba is not None, args.population_proba is not None)
         preds = (args.train_pred is not None, args.population_pred is not None)
-        sources = (args.model_file is not None) + any(probas) + any(preds)
+        sources = (model_source(args) is not None) + any(probas) + any(preds)
         if sources > 1:
             raise UsageError(
                 "give one of --model-file, the --*-proba files or the --*-pred files, not several"
@@ -297,16 +299,13 @@ def _check_label_only(args: argparse.Namespace, attacks: dict[str, Any], target:
     needs = [n for n, a in attacks.items() if not membership_tags(a).works_with("labels")]
     if not needs:
         return
-    work = label_attack_names(queries_perturbed=args.model_file is not None)
+    queried = model_source(args) is not None
+    work = label_attack_names(queries_perturbed=queried)
     raise UsageError(
         f"--attacks {','.join(needs)} need the model's probabilities, but it answers with "
         f"labels only ({_label_reason(args, target)}); attacks that work from labels: "
         f"{', '.join(work)}"
-        + (
-            ""
-            if args.model_file is not None
-            else " (the others query perturbed records: they need --model-file)"
-        )
+        + ("" if queried else " (the others query perturbed records: they need --model-file)")
     )
 
 

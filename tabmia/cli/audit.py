@@ -32,6 +32,7 @@ from tabmia.cli._inputs import (
     read_table,
     split_label,
 )
+from tabmia.cli._mlflow import check_mlflow_flags, log_to_mlflow, model_source, uri_model
 from tabmia.cli._outputs import (
     fpr_fallback_notes,
     recorded_warnings,
@@ -232,8 +233,12 @@ def _own_model(
     check_audit_size(min(len(X_tr), args.max_members or len(X_tr)), len(X_pop) - n_public)
     shared_note = check_shared(X_tr, y_tr, X_pop, y_pop)
     reconstruction = None  # --reconstruct's result (a model file only)
-    if args.model_file is not None:
-        model = load_model(args.model_file, args.trust_types)
+    source, classes = model_source(args), None  # --model-file or --model-uri
+    if source is not None:
+        if args.model_file is not None:
+            model = load_model(args.model_file, args.trust_types)
+        else:
+            model, classes, source = uri_model(args, (y_tr, y_pop))
         # a slice column the model does not take (a sensitive attribute kept out of it)
         # labels the records only
         taken = getattr(model, "feature_names_in_", None)
@@ -243,15 +248,17 @@ def _own_model(
                 c for spec in specs for c in spec if c not in set(taken) and c in X_tr.columns
             ]
             X_tr, X_pop = X_tr.drop(columns=unused), X_pop.drop(columns=unused)
-        check_recipe_matches(model, args.recipe, args.model_file, args.force)
+        check_recipe_matches(model, args.recipe, source, args.force)
         X_tr, X_pop = apply_categories(
             model, [X_tr, X_pop], list(args.categorical), ["--train", "--population"]
         )
         reconstruction = reconstruction_step(args, model, X_tr, y_tr, X_pop)
         try:
-            target = TargetModel(model, device=args.device, labels_only=args.label_only)
+            target = TargetModel(
+                model, classes=classes, device=args.device, labels_only=args.label_only
+            )
         except (TypeError, ValueError) as exc:
-            raise UsageError(f"--model-file {args.model_file}: {exc}") from exc
+            raise UsageError(f"{_model_flag(args)} {source}: {exc}") from exc
     elif args.train_pred is not None:
         target = read_predictions(
             args.train_pred, args.population_pred, X_tr, y_tr, X_pop, y_pop, **read
@@ -275,7 +282,7 @@ def _own_model(
     try:
         target.predict_indices(X_tr.iloc[:5])
     except Exception as exc:  # whatever the model raises on these records
-        where = args.model_file or args.train_pred or "--train-proba"
+        where = source or args.train_pred or "--train-proba"
         raise UsageError(
             f"{where}: cannot score --train records: {first_line(exc)}" + _categorical_hint(exc)
         ) from exc
@@ -283,8 +290,8 @@ def _own_model(
     labels_only = target.outputs == "labels"
     default = None
     if labels_only:
-        default = LABEL_ATTACKS if args.model_file is not None else "gap"
-        if args.model_file is not None and recipe is not None:
+        default = LABEL_ATTACKS if source is not None else "gap"
+        if source is not None and recipe is not None:
             default += ",noise_robustness_calibrated"
     attacks = _make_attacks(
         args,
@@ -297,7 +304,7 @@ def _own_model(
     if groups_tr is not None:
         check_person_attacks(attacks)
     perturbing = [n for n, a in attacks.items() if membership_tags(a).queries_perturbed_records]
-    if perturbing and args.model_file is None:
+    if perturbing and source is None:
         given = "predicted labels" if args.train_pred is not None else "probabilities"
         raise UsageError(
             f"--attacks {','.join(perturbing)} query perturbed records: they need "
@@ -309,7 +316,7 @@ def _own_model(
     try:  # every record scored once: a model that fails on some, or implausible inputs
         findings = check_inputs(target, X_tr, y_tr, X_pop, y_pop, random_state=args.random_state)
     except Exception as exc:  # whatever the model raises on these records
-        where = args.model_file or "--train-proba / --population-proba"
+        where = source or "--train-proba / --population-proba"
         raise UsageError(
             f"{where}: cannot score the --train and --population records: "
             f"{first_line(exc)}" + _categorical_hint(exc)
@@ -362,7 +369,7 @@ def _own_model(
     split = result.splits[0]
     given = "precomputed predicted labels" if args.train_pred else "precomputed probabilities"
     context = {
-        "model": str(args.model_file or given),
+        "model": str(source or given),
         **({"outputs": f"labels only ({_label_reason(args, target)})"} if labels_only else {}),
         "training records": n_train,
         "members scored": len(split.members),
@@ -373,6 +380,10 @@ def _own_model(
     if reconstruction is not None:  # taken out again by run_audit, before the header
         context["reconstruction"] = reconstruction
     return result, context, records
+
+
+def _model_flag(args: argparse.Namespace) -> str:
+    return "--model-file" if args.model_file is not None else "--model-uri"
 
 
 def _population_needed(public_size: float | int) -> int:
@@ -420,6 +431,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from tabmia.report.tables import summary_table
     from tabmia.report.verdict import shadow_recipe, verdict_lines, verdict_state
 
+    check_mlflow_flags(args)
     _check_args(args)
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
@@ -525,4 +537,7 @@ def run_audit(args: argparse.Namespace) -> int:
             + f"roc.png ({elapsed:.1f} s)"
         )
     )
+    run_id = log_to_mlflow(args)
+    if run_id is not None:
+        print(wrapped(f"logged to MLflow experiment {args.mlflow!r}: run {run_id}"))
     return report_gate(gate)
