@@ -345,6 +345,7 @@ def write_html_report(
     accept_warnings: Any = (),
     person_tables: tuple[pd.DataFrame, pd.DataFrame] | None = None,
     slice_section: tuple[list[str], pd.DataFrame, Any] | None = None,
+    structure_section: tuple[list[str], pd.DataFrame] | None = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -382,6 +383,10 @@ def write_html_report(
     slice_section : (list of str, DataFrame, Figure), default=None
         Which groups leak more (:func:`tabmia.slices.slice_report`): the disparity test's
         sentences, the per-slice table and its figure, shown after the attacks' tables.
+    structure_section : (list of str, DataFrame), default=None
+        A tree model file's structural findings
+        (:class:`tabmia.structure.StructureFindings`): their sentences and table, shown
+        as the report's Structure section.
 
     The verdict box opens with the audit's state (risk shown, risk not shown, cannot
     tell) and holds every plausibility finding, each marked as what it does: makes the
@@ -511,6 +516,18 @@ def write_html_report(
             "records to the attack's FPR ('not resolvable' where the slice has too few). A "
             "group is named more exposed only when the disparity test, corrected for the "
             "number of slices, says so.</p>"
+        )
+    if structure_section is not None:
+        lines_t, table_t = structure_section
+        parts.append(
+            "<h2>Structure: what the model file stores about its training records</h2><ul>"
+            + "".join(f"<li>{esc(line)}</li>" for line in lines_t)
+            + "</ul>"
+            + table_html(table_t, css_class="fit")
+            + "<p class='note'>Each training record placed in every tree of the model file: "
+            "the count of training records its leaf stores (occupancy). Findings about the "
+            "file, not a membership test (the leaf attack, <code>--attacks leaf</code>, is "
+            "one); see the user guide's white-box page.</p>"
         )
     if epsilon is not None:
         persons = getattr(result, "unit", "record") == "person"

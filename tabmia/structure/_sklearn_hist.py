@@ -23,7 +23,9 @@ def _descend(nodes: np.ndarray, X: np.ndarray) -> np.ndarray:
         node = at[idx]
         value = X[idx, nodes["feature_idx"][node]]
         left = np.where(
-            np.isnan(value), nodes["missing_go_to_left"][node] != 0, value <= nodes["num_threshold"][node]
+            np.isnan(value),
+            nodes["missing_go_to_left"][node] != 0,
+            value <= nodes["num_threshold"][node],
         )
         at[idx] = np.where(left, nodes["left"][node], nodes["right"][node])
         active[idx] = ~leaf[at[idx]]

@@ -191,4 +191,3 @@ def structural_findings(
         "influence": float(records["influence"].mean()),
     }
     return StructureFindings(records=records, summary=summary)
-
