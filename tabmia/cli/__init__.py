@@ -302,7 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="METRIC=LIMIT",
         help="fail when the audit shows the risk above the limit; repeatable or "
         "comma-separated: tpr@<fpr>=<limit> (TPR at each attack's own threshold, "
-        "which then aims at <fpr>), auc=<limit>, epsilon=<limit>",
+        "which then aims at <fpr>), auc=<limit>, epsilon=<limit>; on a tree model's "
+        "file, structure:<finding>=<share> (alone, small, disclosure, influence: the "
+        "share of training records the file singles out, e.g. structure:alone=0.01)",
     )
     gate.add_argument(
         "--unresolved",

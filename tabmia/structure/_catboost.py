@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from tabmia.structure.leaves import TreeLeaves, flat_offsets
+from tabmia.structure._tree_leaves import TreeLeaves, flat_offsets
 
 __all__ = ["read_catboost"]
 
