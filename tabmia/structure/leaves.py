@@ -50,6 +50,12 @@ def _final_step(model: Any) -> tuple[Any, Any, str]:
 
     if isinstance(model, TargetModel):
         model = model.model
+    # a wrapper that only post-processes the outputs of the fitted model it holds (it
+    # names the attributes that may hold it, in order): the file still holds its trees
+    for name in getattr(type(model), "__tabmia_output_wrapper__", ()):
+        if getattr(model, name, None) is not None:
+            model = getattr(model, name)
+            break
     prepare = None
     if isinstance(model, Pipeline):
         prepare = model[:-1].transform if len(model.steps) > 1 else None
