@@ -131,9 +131,16 @@ def own_threshold_rates(attack: Any, s: np.ndarray, member: np.ndarray) -> dict[
 
 
 def run_target(
-    name: str, recipe: Any, X: np.ndarray, y: np.ndarray, parts: dict[str, np.ndarray], seed: int
+    name: str,
+    recipe: Any,
+    X: np.ndarray,
+    y: np.ndarray,
+    parts: dict[str, np.ndarray],
+    seed: int,
+    which: tuple[str, ...] = ("leaf", "lira_offline", "lira_online"),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every attack on one target, and its structural findings."""
+    """The attacks ``which`` on one target, and its structural findings (the Spearman
+    correlations with LiRA only where LiRA ran)."""
     from scipy.stats import spearmanr
 
     from tabmia.attacks import LeafAttack, LiRAAttack
@@ -165,6 +172,8 @@ def run_target(
     }
     rows, scores = [], {}
     for attack_name, (attack, pool, kw) in attacks.items():
+        if attack_name not in which:
+            continue
         attack.set_params(random_state=seed)
         t0 = time.perf_counter()
         attack.fit(X[pool], y[pool], **kw)
@@ -182,19 +191,26 @@ def run_target(
         )
     influence = found.records["influence"].to_numpy()
     summary = found.summary
+    lira = "lira_online" in scores and "lira_offline" in scores and "leaf" in scores
     record = {
         "target": name,
         **{k: summary[k] for k in ("alone", "small", "disclosure", "influence", "exact")},
         "min_occupancy_median": summary["occupancy_quantiles"]["50%"],
         "structure_seconds": structure_s,
-        "spearman_influence_lira_online": float(
-            spearmanr(influence, scores["lira_online"][member]).statistic
-        ),
-        "spearman_influence_lira_offline": float(
-            spearmanr(influence, scores["lira_offline"][member]).statistic
-        ),
-        "spearman_leaf_lira_online": float(
-            spearmanr(scores["leaf"][member], scores["lira_online"][member]).statistic
+        **(
+            {
+                "spearman_influence_lira_online": float(
+                    spearmanr(influence, scores["lira_online"][member]).statistic
+                ),
+                "spearman_influence_lira_offline": float(
+                    spearmanr(influence, scores["lira_offline"][member]).statistic
+                ),
+                "spearman_leaf_lira_online": float(
+                    spearmanr(scores["leaf"][member], scores["lira_online"][member]).statistic
+                ),
+            }
+            if lira
+            else {}
         ),
         "train_accuracy": float(np.mean(target.predict(X[mem]) == y[mem])),
         "test_accuracy": float(np.mean(target.predict(X[non]) == y[non])),
@@ -202,12 +218,17 @@ def run_target(
     return rows, record
 
 
-def run_dataset(dataset: str, seeds: list[int], only: list[str] | None) -> None:
+def run_dataset(
+    dataset: str, seeds: list[int], only: list[str] | None, which: tuple[str, ...]
+) -> None:
+    """Run the seeds of one data set; rows of other seeds (and, with ``which`` a subset,
+    of the other attacks) are kept from the data set's file."""
     n_mem, n_non, n_pub, n_total = SPLITS[dataset]
     X_all, y_all = load(dataset)
     path = RESULTS / f"{NAME}_{dataset}.json"
     old = json.loads(path.read_text()) if path.exists() else {"attacks": [], "structure": []}
-    keep = [r for r in old["attacks"] if r["seed"] not in seeds]
+    keep = [r for r in old["attacks"] if r["seed"] not in seeds or r["attack"] not in which]
+    old_s = {(r["seed"], r["target"]): r for r in old["structure"]}
     keep_s = [r for r in old["structure"] if r["seed"] not in seeds]
     load0 = os.getloadavg()
     for seed in seeds:
@@ -224,9 +245,14 @@ def run_dataset(dataset: str, seeds: list[int], only: list[str] | None) -> None:
             if only and name not in only:
                 continue
             t0 = time.perf_counter()
-            rows_a, record = run_target(name, make(seed), X, y, parts, seed)
+            rows_a, record = run_target(name, make(seed), X, y, parts, seed, which)
             keep += [{"dataset": dataset, "seed": seed, **r} for r in rows_a]
-            keep_s.append({"dataset": dataset, "seed": seed, **record})
+            # the correlations with LiRA's scores stay from the run where LiRA ran
+            earlier = old_s.get((seed, name), {})
+            merged = {"dataset": dataset, "seed": seed, **earlier, **record}
+            if "leaf" in which and "lira_online" not in which:  # leaf scores changed
+                merged["spearman_leaf_lira_online"] = None
+            keep_s.append(merged)
             print(f"{dataset} seed {seed} {name}: {time.perf_counter() - t0:.0f} s", flush=True)
             path.write_text(json.dumps({"attacks": keep, "structure": keep_s}, indent=1))
     payload = {
@@ -413,12 +439,13 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="*", default=[])
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--targets", nargs="*", default=None)
+    parser.add_argument("--attacks", nargs="*", default=["leaf", "lira_offline", "lira_online"])
     parser.add_argument("--speed", action="store_true")
     parser.add_argument("--render", action="store_true")
     args = parser.parse_args()
     use_shared_data()
     for dataset in args.datasets:
-        run_dataset(dataset, args.seeds, args.targets)
+        run_dataset(dataset, args.seeds, args.targets, tuple(args.attacks))
     if args.speed:
         run_speed()
     if args.render:

@@ -44,9 +44,9 @@ class LeafAttack(BaseMembershipAttack):
     lambda``. The score is the mean over trees of its logarithm.
 
     The public records' calibration scores leave each record out of the public counts
-    (its own leaves would otherwise always hold a public record), so that they are
-    exchangeable with a fresh non-member's and the threshold keeps the FPR promise of
-    :class:`~tabmia.attacks.base.BaseMembershipAttack`.
+    (its own leaves would otherwise always hold a public record), with the same ``m``,
+    so that they are exchangeable with a fresh non-member's, ties included, and the
+    threshold keeps the FPR promise of :class:`~tabmia.attacks.base.BaseMembershipAttack`.
 
     It needs the fitted model (a white-box attack: ``white_box`` tag): scikit-learn
     trees, forests, extra-trees, gradient and histogram boosting, XGBoost, LightGBM,
@@ -175,10 +175,12 @@ class LeafAttack(BaseMembershipAttack):
         if stored is None:
             stored = leaves.leaf_counts(X, nodes)
         public = self.public_counts_[self._cells(nodes, y)]
+        # the same m for both: a fresh record whose leaf no public record reaches then
+        # scores exactly as a public record alone in its leaf (with m - 1 here, it would
+        # score a hair higher, and break the calibration's ties above the threshold)
         m = float(self.n_public_)
         if own:  # leave the record out of the public counts it is compared with
             public = public - 1.0
-            m -= 1.0
         s = float(self.prior_strength)
         size = leaves.tree_size[None, :]
         expected = (size * public + s * stored) / (m + s)
