@@ -70,7 +70,10 @@ def structure_section(findings: Any) -> tuple[list[str], Any]:
             "smallest leaf a record falls in: 5% / 25% / 50% / 75% of records at most",
             " / ".join(f"{v:g}" for v in s["occupancy_quantiles"].values()),
         ),
-        ("median occupancy of a record's leaves (median record)", f"{s['median_occupancy']:g}"),
+        (
+            "typical occupancy of a record's leaves (geometric mean, median record)",
+            f"{s['median_occupancy']:.3g}",
+        ),
         (f"record-tree pairs in a leaf of fewer than {s['k']} (small)", f"{100 * s['small']:.3g}%"),
         ("records alone in their leaf in most trees (alone)", f"{100 * s['alone']:.3g}%"),
         (

@@ -46,8 +46,11 @@ def read_lightgbm(estimator: Any) -> TreeLeaves:
     params = estimator.get_params() if hasattr(estimator, "get_params") else booster.params
     inclusion = np.full(len(trees), _bagging_fraction(dict(params or {})))
 
+    # the scikit-learn wrapper's predict places records on its own n_jobs threads
+    predict = estimator.predict if hasattr(estimator, "booster_") else booster.predict
+
     def apply(X: Any) -> np.ndarray:
-        return np.asarray(booster.predict(X, pred_leaf=True)).reshape(len(X), -1)
+        return np.asarray(predict(X, pred_leaf=True)).reshape(len(X), -1)
 
     offsets = flat_offsets(sizes)
     return TreeLeaves(

@@ -35,7 +35,8 @@ class StructureFindings:
     ----------
     records : DataFrame
         One row per record: ``min_occupancy`` (the fewest training records in any leaf it
-        falls in), ``median_occupancy``, ``share_small`` (share of trees where its leaf
+        falls in), ``mean_log_occupancy`` (mean over trees of ``log`` occupancy),
+        ``share_small`` (share of trees where its leaf
         holds fewer than ``k``), ``share_alone`` (share of trees where it holds at most
         one), ``alone_in_most`` (alone in more than half of the trees), ``share_disclosed``
         (share of trees where its leaf holds fewer than ``k`` records, all of its class;
@@ -43,7 +44,8 @@ class StructureFindings:
         ``1 / occupancy``: its own share of its leaves, where it is a training record).
     summary : dict
         Per model: ``family``, ``n_trees``, ``n_records``, ``k``, ``count_kind``,
-        ``exact``, ``occupancy_quantiles`` (of ``min_occupancy``), ``median_occupancy``,
+        ``exact``, ``occupancy_quantiles`` (of ``min_occupancy``), ``median_occupancy``
+        (the geometric mean occupancy of the median record),
         ``small`` (mean ``share_small``), ``alone`` (share of records alone in most
         trees), ``disclosure`` (share of records whose label a small pure leaf gives in
         most trees, or None), ``influence`` (mean ``influence``).
@@ -109,7 +111,8 @@ def _per_record(
     small = counts < k
     out = {
         "min_occupancy": counts.min(axis=1),
-        "median_occupancy": np.median(counts, axis=1),
+        # the mean of log occupancy: a median over trees costs a partition per record
+        "mean_log_occupancy": np.log(np.maximum(counts, 1.0)).mean(axis=1),
         "share_small": small.mean(axis=1),
         "share_alone": (counts <= 1).mean(axis=1),
         "influence": (1.0 / np.maximum(counts, 1.0)).mean(axis=1),
@@ -184,7 +187,7 @@ def structural_findings(
             f"{int(100 * p)}%": float(np.quantile(records["min_occupancy"], p))
             for p in (0.05, 0.25, 0.5, 0.75)
         },
-        "median_occupancy": float(np.median(records["median_occupancy"])),
+        "median_occupancy": float(np.exp(np.median(records["mean_log_occupancy"]))),
         "small": float(records["share_small"].mean()),
         "alone": float(records["alone_in_most"].mean()),
         "disclosure": None if disclosed.isna().all() else float((disclosed > 0.5).mean()),
