@@ -264,6 +264,10 @@ class ExperimentResult:
     unit : {"record", "person"}, default="record"
         What a row of ``scores`` and a count of ``metrics`` is: a record, or a person
         (:func:`tabmia.persons.person_result`).
+    structure : StructureFindings or None, default=None
+        A tree model file's structural findings on its training records
+        (:func:`tabmia.structure.structural_findings`), which ``tabmia audit`` adds to an
+        audit of a tree model's file; None otherwise.
     """
 
     scores: pd.DataFrame
@@ -275,6 +279,7 @@ class ExperimentResult:
     findings: tuple = ()
     calibration: pd.DataFrame | None = None
     unit: str = "record"
+    structure: Any = None
 
     def summary(self) -> pd.DataFrame:
         """Mean and standard deviation over repeats of each numeric metric, per attack."""

@@ -26,6 +26,11 @@ Limits, as ``METRIC=LIMIT`` (what ``tabmia audit --fail-above`` takes):
   limit, so (limit, δ)-DP training cannot have produced these rates. Below: even the most
   favourable reading of the rates (TPR's upper, FPR's lower bound) demonstrates no more.
   An audit never certifies DP: "below" means these attacks show no more than the limit.
+- ``structure:<finding>=<limit>`` (``alone``, ``small``, ``disclosure``, ``influence``): a
+  tree model file's structural finding (:func:`tabmia.structure.structural_findings`),
+  e.g. ``structure:alone=0.01``: at most 1% of the training records alone in their leaf
+  in most trees. A census of the file, with no interval: above when it exceeds the limit.
+  A finding about the file, not an attack's measurement.
 
 Over several attacks the largest risk decides: above if any attack shows it above, below
 only if all show it below. Each check names the attack that decided.
@@ -66,6 +71,7 @@ from tabmia.report.limits import (
     check_auc,
     check_epsilon,
     check_slice_tpr,
+    check_structure,
     check_tpr,
     parse_limits,
 )
@@ -130,7 +136,10 @@ class GateResult:
         if self.state is None:
             return ()
         # ties and broken FPR promises concern the thresholds: an AUC limit reads none
-        thresholds = any(c.limit.metric != "auc" for c in self.checks)
+        thresholds = any(
+            c.limit.metric != "auc" and not c.limit.metric.startswith("structure:")
+            for c in self.checks
+        )
         causes = tuple(n for n in self.state.causes if thresholds or n not in CAUSES)
         scope = (LABEL_ONLY,) if self.state.scope_open and self.limits_outcome != "above" else ()
         return causes + scope
@@ -287,6 +296,7 @@ def evaluate_gate(
     delta: float | None = None,
     accept_warnings: Iterable[str] = (),
     slices: Any = None,
+    structure: Any = None,
 ) -> GateResult:
     """Check an audit against risk limits.
 
@@ -313,6 +323,10 @@ def evaluate_gate(
     slices : SliceReport or DataFrame, default=None
         The audit's slice report (:func:`tabmia.slices.slice_report`) or its ``table``,
         which a ``slice:tpr@<fpr>`` limit reads.
+    structure : StructureFindings, default=None
+        A tree model file's structural findings
+        (:func:`tabmia.structure.structural_findings`), which a ``structure:<finding>``
+        limit reads.
 
     Returns
     -------
@@ -351,6 +365,14 @@ def evaluate_gate(
                     "from audit_model(..., slices=) and tabmia.slices.slice_report)"
                 )
             checks.append(check_slice_tpr(getattr(slices, "table", slices), lim))
+            continue
+        if lim.metric.startswith("structure:"):
+            if structure is None:
+                raise ValueError(
+                    f"{lim}: a structural limit needs the model file's structural findings "
+                    "(structure=, from tabmia.structure.structural_findings on a tree model)"
+                )
+            checks.append(check_structure(structure, lim))
             continue
         summary = own_threshold_summary(metrics, confidence=CONFIDENCE)
         checks.append(

@@ -19,6 +19,7 @@ from tabmia.attacks import (
     CalibratedAttack,
     CalibratedRobustnessAttack,
     GapAttack,
+    LeafAttack,
     LiRAAttack,
     LossAttack,
     MerlinAttack,
@@ -168,6 +169,7 @@ ATTACK_PRESETS: dict[str, tuple[type, dict[str, Any]]] = {
     "noise_robustness": (NoiseRobustnessAttack, {}),
     "noise_robustness_calibrated": (CalibratedRobustnessAttack, {}),
     "boundary_distance": (BoundaryDistanceAttack, {}),
+    "leaf": (LeafAttack, {}),
 }
 
 #: The attacks ``tabmia audit`` runs when none are named. Without a recipe to train

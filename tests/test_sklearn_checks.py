@@ -14,6 +14,7 @@ import inspect
 
 import pytest
 from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -22,6 +23,8 @@ from tests.test_attack_contract import ATTACKS
 _X, _y = make_classification(n_samples=300, n_features=3, n_informative=3, n_redundant=0,
                              n_classes=4, n_clusters_per_class=1, random_state=0)
 TARGET = LogisticRegression().fit(_X, _y)
+#: A white-box attack (``white_box`` tag) reads a tree model's leaves: it audits a forest.
+TREE_TARGET = RandomForestClassifier(n_estimators=10, random_state=0).fit(_X, _y)
 
 COLUMNS = ("the check's X has another number of columns than the 3 the target was trained "
            "on; the attack queries the target, which refuses it")
@@ -114,7 +117,10 @@ def expected_failures(attack) -> dict[str, str]:
 
 
 def _instance(cls):
-    return cls(target=TARGET, **{**cls._fast_params(), "fpr": 0.25, "random_state": 0})
+    from tabmia.attacks import membership_tags
+
+    target = TREE_TARGET if membership_tags(cls()).white_box else TARGET
+    return cls(target=target, **{**cls._fast_params(), "fpr": 0.25, "random_state": 0})
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -13,6 +13,7 @@ from tabmia.attacks.label_only import (
     GapAttack,
     NoiseRobustnessAttack,
 )
+from tabmia.attacks.leaf import LeafAttack
 from tabmia.attacks.lira import LiRAAttack
 from tabmia.attacks.loss import LossAttack, ScoreAttack
 from tabmia.attacks.merlin import MerlinAttack, MorganAttack
@@ -25,6 +26,7 @@ __all__ = [
     "CalibratedAttack",
     "CalibratedRobustnessAttack",
     "GapAttack",
+    "LeafAttack",
     "LiRAAttack",
     "LossAttack",
     "MembershipTags",

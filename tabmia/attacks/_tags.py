@@ -75,6 +75,10 @@ class MembershipTags:
         among ``random_state``, ``fpr``, ``n_jobs``, ``device``, ``cache_dir``,
         ``verbose``, ``n_shadow``, ``n_reference``. A runner reports a setting that
         none of its attacks takes.
+    white_box : bool, default=False
+        The attack reads the fitted model itself (its trees and the counts their
+        leaves store), not only its outputs: it needs the model object (``tabmia audit
+        --model-file`` of a tree model), not precomputed outputs or an endpoint.
     run_params : frozenset of str, default=frozenset()
         The parameters that say how an attack runs in a game, not what it computes:
         the target and seed the runner sets per game, and ``n_jobs``, ``device``,
@@ -92,6 +96,7 @@ class MembershipTags:
     fpr_fallback: dict[str, Any] = field(default_factory=dict)
     runner_settings: frozenset[str] = frozenset()
     run_params: frozenset[str] = frozenset()
+    white_box: bool = False
 
     @property
     def trains_models(self) -> bool:

@@ -322,7 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
         "comma-separated: tpr@<fpr>=<limit> (TPR at each attack's own threshold, "
         "which then aims at <fpr>), auc=<limit>, epsilon=<limit>, "
         "slice:tpr@<fpr>=<limit> (the worst slice's TPR at a threshold calibrated on "
-        "that slice's own public records to <fpr>; needs slices: --slice-by)",
+        "that slice's own public records to <fpr>; needs slices: --slice-by); on a tree "
+        "model's file, structure:<finding>=<share> (alone, small, disclosure, influence: the "
+        "share of training records the file singles out, e.g. structure:alone=0.01)",
     )
     gate.add_argument(
         "--unresolved",

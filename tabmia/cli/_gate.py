@@ -42,9 +42,12 @@ def aim_at_gate_fpr(args: argparse.Namespace) -> None:
     args.fpr = fprs[0]
 
 
-def evaluate_cli_gate(args: argparse.Namespace, result: Any, slices: Any = None) -> Any:
+def evaluate_cli_gate(
+    args: argparse.Namespace, result: Any, slices: Any = None, structure: Any = None
+) -> Any:
     """The gate's result for ``--fail-above`` (None without it); ``slices``, the audit's
-    slice report, for a ``slice:tpr@`` limit."""
+    slice report, for a ``slice:tpr@`` limit; ``structure``, a tree model's structural
+    findings, for a ``structure:`` limit."""
     from tabmia.gate import evaluate_gate
 
     limits = getattr(args, "fail_above", ())
@@ -54,6 +57,11 @@ def evaluate_cli_gate(args: argparse.Namespace, result: Any, slices: Any = None)
         raise UsageError(
             "--fail-above slice:tpr@...: the audit has no slices to limit (--slice-by COL)"
         )
+    if structure is None and any(lim.metric.startswith("structure:") for lim in limits):
+        raise UsageError(
+            "--fail-above structure:...: the audit has no structural findings (they need "
+            "--model-file of a tree model)"
+        )
     return evaluate_gate(
         result,
         limits,
@@ -61,6 +69,7 @@ def evaluate_cli_gate(args: argparse.Namespace, result: Any, slices: Any = None)
         delta=args.delta,
         accept_warnings=getattr(args, "accept_warnings", ()),
         slices=slices,
+        structure=structure,
     )
 
 

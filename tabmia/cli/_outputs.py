@@ -172,8 +172,12 @@ def write_outputs(
     records_result: Any = None,
     slice_report: Any = None,
     reconstruction: Any = None,
+    structure: Any = None,
 ) -> None:
     """Write every file into a temporary folder, then move them into --out together.
+
+    ``structure`` (a tree model's :class:`tabmia.structure.StructureFindings`) goes into
+    results.json (``structure``), results.md and report.html's Structure section.
 
     ``slice_report`` (:func:`tabmia.slices.slice_report`) goes into results.json
     (``slices``), results.md and report.html (its table, test and figure).
@@ -192,6 +196,7 @@ def write_outputs(
     import datetime
 
     import tabmia
+    from tabmia.cli._structure import structure_section
     from tabmia.report import plot_roc
     from tabmia.report.html import write_html_report
     from tabmia.schema import write_results
@@ -203,6 +208,8 @@ def write_outputs(
         md += "\n## Privacy gate\n\n" + "".join(f"- {line}\n" for line in gate.lines())
     if slice_report is not None:
         md += "\n## Slices\n\n" + "".join(f"- {line}\n" for line in slice_report.lines())
+    if structure is not None:
+        md += "\n## Structure\n\n" + "".join(f"- {line}\n" for line in structure.lines())
     md += f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".partial-") as tmp:
@@ -236,6 +243,7 @@ def write_outputs(
             payload["slices"] = slice_report.to_dict()
         if reconstruction is not None:
             payload["reconstruction"] = reconstruction.to_dict()
+        payload["structure"] = None if structure is None else structure.to_dict()
         person_tables = None
         if records_result is not None:
             from tabmia.persons import most_exposed, person_risk
@@ -282,6 +290,7 @@ def write_outputs(
             slice_section=None if slice_report is None else _slice_section(slice_report),
             records_result=records_result,
             reconstruction=None if reconstruction is None else reconstruction.to_dict(),
+            structure_section=None if structure is None else structure_section(structure),
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)

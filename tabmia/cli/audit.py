@@ -67,6 +67,7 @@ from tabmia.cli._setup import (
     _thread_limits,
 )
 from tabmia.cli._slices import slice_frame_of, slice_specs, slices_report
+from tabmia.cli._structure import check_white_box, structure_findings
 
 __all__ = ["DEFAULT_ATTACKS", "LABEL_ATTACKS", "SCORE_ATTACKS", "run_audit"]
 
@@ -131,6 +132,7 @@ def _built_in_game(
     except ValueError as exc:  # e.g. the mlp recipe without torch
         raise UsageError(f"--model {args.model}: {exc}") from exc
     attacks = _make_attacks(args, recipe=None, device_taken=_takes_device(model))
+    check_white_box(args, attacks, model)
     if groups is not None:
         check_person_attacks(attacks)
         check_public_persons(
@@ -164,6 +166,10 @@ def _built_in_game(
         result = experiment.run(X, y, groups=groups, slices=slices)
     split, acc = result.splits[0], result.target_accuracy
     assert acc is not None  # the built-in game trains its targets
+    # the first seed's target on its own training records
+    result.structure = structure_findings(
+        result.targets[0], take_rows(X, split.train), np.asarray(y)[split.train]
+    )
     context = {
         "data": args.dataset,
         "target": args.model,
@@ -301,6 +307,7 @@ def _own_model(
         default=default,
         label_only_target=target if labels_only else None,
     )
+    check_white_box(args, attacks, target.model if source is not None else None)
     if groups_tr is not None:
         check_person_attacks(attacks)
     perturbing = [n for n, a in attacks.items() if membership_tags(a).queries_perturbed_records]
@@ -329,6 +336,7 @@ def _own_model(
     for finding in findings:
         warnings.warn(str(finding), PlausibilityWarning, stacklevel=1)
     n_train = len(X_tr)
+    structure = structure_findings(target.model if source is not None else None, X_tr, y_tr)
     # the training records' contents reach the report only with --show-records (masked
     # otherwise): without it they are handed over like the population's records, and
     # audit_model frees both once the candidates and public records hold their copies
@@ -366,6 +374,7 @@ def _own_model(
     # (audit_model checks the persons too: their finding is kept once)
     checked = {f.check for f in findings}
     result.findings = tuple(findings) + tuple(f for f in result.findings if f.check not in checked)
+    result.structure = structure
     split = result.splits[0]
     given = "precomputed predicted labels" if args.train_pred else "precomputed probabilities"
     context = {
@@ -515,7 +524,7 @@ def run_audit(args: argparse.Namespace) -> int:
         + markdown_table(table)
     )
     print(terminal_summary(header, state, verdict, summary_table(result.metrics)))
-    gate = evaluate_cli_gate(args, result, slices=slice_report)
+    gate = evaluate_cli_gate(args, result, slices=slice_report, structure=records_result.structure)
     write_outputs(
         args,
         result,
@@ -529,6 +538,7 @@ def run_audit(args: argparse.Namespace) -> int:
         records_result=records_result if persons else None,
         slice_report=slice_report,
         reconstruction=reconstruction,
+        structure=records_result.structure,
     )
     print(
         wrapped(

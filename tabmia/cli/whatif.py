@@ -227,8 +227,6 @@ def run_whatif_command(args: argparse.Namespace) -> int:
     from tabmia._attack_builder import build_attacks
     from tabmia.cli._setup import _recipe
     from tabmia.gate import parse_limits
-    from tabmia.target import take_rows
-    from tabmia.whatif import whatif
 
     # --- every check before anything is trained ---------------------------------------
     if not 0.0 < args.train_size < 1.0:
@@ -271,24 +269,15 @@ def run_whatif_command(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise UsageError(first_line(exc)) from exc
-    result = whatif(
-        recipe,
-        take_rows(X, train),
-        y[train],
-        take_rows(X, pop),
-        y[pop],
-        attacks,
-        variants=specs or "original",
-        groups_train=g[0],
-        groups_population=g[1],
-        limit=args.limit,
-        utility_metric=args.utility_metric,
-        utility_fraction=args.utility_fraction,
-        n_bootstrap=args.bootstrap,
-        random_state=args.seed,
-        output_dir=args.out / "run",
-        progress=sys.stderr.isatty(),
-    )
+    from tabmia.structure import NotATreeModelError
+
+    try:
+        result = _run_whatif(args, recipe, X, y, train, pop, attacks, specs, g)
+    except NotATreeModelError as exc:  # a white-box attack on a variant without trees
+        raise UsageError(
+            f"--attacks {args.attacks}: {first_line(exc)}; a white-box attack (leaf) needs "
+            "every variant to be a tree model"
+        ) from exc
     md = result.to_markdown()
     table = result.frontier()
     print(md)
@@ -319,3 +308,30 @@ def run_whatif_command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0 if bool(table["passes"].any()) else 1
+
+
+def _run_whatif(
+    args: Any, recipe: Any, X: Any, y: Any, train: Any, pop: Any, attacks: Any, specs: Any, g: Any
+) -> Any:
+    """The variants' audits (:func:`tabmia.whatif.whatif`) with the command's settings."""
+    from tabmia.target import take_rows
+    from tabmia.whatif import whatif
+
+    return whatif(
+        recipe,
+        take_rows(X, train),
+        y[train],
+        take_rows(X, pop),
+        y[pop],
+        attacks,
+        variants=specs or "original",
+        groups_train=g[0],
+        groups_population=g[1],
+        limit=args.limit,
+        utility_metric=args.utility_metric,
+        utility_fraction=args.utility_fraction,
+        n_bootstrap=args.bootstrap,
+        random_state=args.seed,
+        output_dir=args.out / "run",
+        progress=sys.stderr.isatty(),
+    )

@@ -354,6 +354,7 @@ def write_html_report(
     slice_section: tuple[list[str], pd.DataFrame, Any] | None = None,
     records_result: Any = None,
     reconstruction: dict[str, Any] | None = None,
+    structure_section: tuple[list[str], pd.DataFrame] | None = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -398,6 +399,10 @@ def write_html_report(
         The training set rebuilt from the model file
         (:meth:`tabmia.reconstruction.ReconstructionResult.to_dict`), shown after the
         attacks' tables.
+    structure_section : (list of str, DataFrame), default=None
+        A tree model file's structural findings
+        (:class:`tabmia.structure.StructureFindings`): their sentences and table, shown
+        as the report's Structure section.
 
     The verdict box opens with the audit's state (risk shown, risk not shown, cannot
     tell) and holds every plausibility finding, each marked as what it does: makes the
@@ -538,6 +543,18 @@ def write_html_report(
         )
     if reconstruction is not None:
         parts.append(_reconstruction_section(reconstruction))
+    if structure_section is not None:
+        lines_t, table_t = structure_section
+        parts.append(
+            "<h2>Structure: what the model file stores about its training records</h2><ul>"
+            + "".join(f"<li>{esc(line)}</li>" for line in lines_t)
+            + "</ul>"
+            + table_html(table_t, css_class="fit")
+            + "<p class='note'>Each training record placed in every tree of the model file: "
+            "the count of training records its leaf stores (occupancy). Findings about the "
+            "file, not a membership test (the leaf attack, <code>--attacks leaf</code>, is "
+            "one); see the user guide's white-box page.</p>"
+        )
     if epsilon is not None:
         person_claim, dp_result = None, result
         if getattr(result, "unit", "record") == "person":

@@ -36,8 +36,8 @@ _TOL = 1e-9
 
 @dataclass(frozen=True)
 class RiskLimit:
-    """One limit of the gate: ``metric`` (``"tpr"``, ``"slice_tpr"``, ``"auc"`` or
-    ``"epsilon"``) at most ``limit``; ``fpr`` is the FPR of a ``"tpr"`` or ``"slice_tpr"``
+    """One limit of the gate: ``metric`` (``"tpr"``, ``"slice_tpr"``, ``"auc"``,
+    ``"epsilon"`` or ``"structure:<finding>"``) at most ``limit``; ``fpr`` is the FPR of a ``"tpr"`` or ``"slice_tpr"``
     limit (``slice:tpr@0.01=0.1``: the worst slice's TPR at a threshold calibrated on that
     slice's own public records)."""
 
@@ -92,13 +92,25 @@ class RiskLimit:
             if not 0.0 <= limit < 1.0:
                 raise ValueError(f"{text!r}: an AUC limit must be in [0, 1), got {limit:g}")
             return cls("auc", limit)
+        if key.startswith("structure:"):
+            from tabmia.structure.findings import FINDING_NAMES
+
+            finding = key.split(":", 1)[1]
+            if finding not in FINDING_NAMES:
+                raise ValueError(
+                    f"{text!r}: unknown structural finding {finding!r}; use "
+                    + ", ".join(f"structure:{n}" for n in FINDING_NAMES)
+                )
+            if not 0.0 <= limit <= 1.0:
+                raise ValueError(f"{text!r}: a structural limit is a share in [0, 1]")
+            return cls(key, limit)
         if key in ("epsilon", "eps"):
             if not 0.0 <= limit < math.inf:
                 raise ValueError(f"{text!r}: an epsilon limit must be >= 0, got {limit:g}")
             return cls("epsilon", limit)
         raise ValueError(
             f"{text!r}: unknown metric {key!r}; use tpr@<fpr> (e.g. tpr@0.01), "
-            "slice:tpr@<fpr>, auc or epsilon"
+            "slice:tpr@<fpr>, auc, epsilon or structure:<finding> (e.g. structure:alone)"
         )
 
 
@@ -298,6 +310,31 @@ def check_tpr(
         )
 
     return _decide(limit, rows, describe)
+
+
+def check_structure(structure: Any, limit: RiskLimit) -> LimitCheck:
+    """A ``structure:<finding>`` limit: a tree model file's structural finding
+    (:class:`tabmia.structure.StructureFindings`) against the limit.
+
+    The finding is a census of the training records in the file, not an estimate from a
+    sample, so it has no interval: above when it exceeds the limit, else below. A
+    finding the file cannot give (class disclosure without stored class counts) leaves
+    the limit unresolved."""
+    finding = limit.metric.split(":", 1)[1]
+    value = structure.value(finding)
+    if value is None:
+        reason = (
+            f"{structure.summary['family']} stores no per-class counts, so "
+            f"structure:{finding} is not measured"
+        )
+        return LimitCheck(limit, "unresolved", "structure", math.nan, 0.0, 1.0, reason)
+    outcome = "above" if value > limit.limit else "below"
+    reason = (
+        f"{100 * value:.3g}% of the {structure.summary['n_records']} training records "
+        f"({finding}; a census of the model file, no sampling interval), "
+        f"{'over' if outcome == 'above' else 'within'} the limit {100 * limit.limit:.3g}%"
+    )
+    return LimitCheck(limit, outcome, "structure", value, value, value, reason)
 
 
 def check_slice_tpr(table: pd.DataFrame, limit: RiskLimit) -> LimitCheck:

@@ -154,6 +154,11 @@ class HardenedOutput(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     False
     """
 
+    #: The fitted model answers every query and only its outputs are post-processed, so
+    #: its trees stay in the file: white-box readers (:mod:`tabmia.structure`) read them
+    #: from the first of these attributes that holds a model.
+    __tabmia_output_wrapper__ = ("estimator_", "estimator")
+
     def __init__(
         self,
         estimator: Any = None,
