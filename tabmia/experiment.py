@@ -100,8 +100,8 @@ class MembershipRound:
         given), beside ``columns``' of the candidates (docs: records, persons and
         slices). The attacks get the persons as ``groups``.
     calibration : list of DataFrame
-        What :meth:`play` kept of each attack's calibration scores (where the round has
-        persons or slices).
+        What :meth:`play` kept of each attack's calibration scores (every attack with an
+        FPR threshold).
     """
 
     seed: int
@@ -256,10 +256,10 @@ class ExperimentResult:
         nothing, or when no check ran); the verdict and the gate decide from them
         (:mod:`tabmia.report.state`).
     calibration : DataFrame or None
-        Where the audit has persons or slices: one row per (repeat, attack, calibration
-        record), the score the attack's own threshold was chosen from, with the record's
-        ``record`` (row of the public data), ``person`` and ``slice:<name>`` (docs:
-        records, persons and slices). None otherwise.
+        One row per (repeat, attack, calibration record) of every attack whose threshold
+        was chosen for an FPR: the score it was chosen from, with the record's ``record``
+        (row of the public data), ``person`` and ``slice:<name>`` (docs: records, persons
+        and slices) where known. None when no attack aimed at an FPR.
     unit : {"record", "person"}, default="record"
         What a row of ``scores`` and a count of ``metrics`` is: a record, or a person
         (:func:`tabmia.persons.person_result`).

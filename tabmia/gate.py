@@ -18,6 +18,11 @@ Limits, as ``METRIC=LIMIT`` (what ``tabmia audit --fail-above`` takes):
   consistent with that (FPR's lower bound at most ``<fpr>``); it shows it below only when
   its threshold aimed at ``<fpr>`` or higher (a looser threshold flags every record a
   stricter one would).
+- ``named@<q>=<limit>``: the members an attacker with the public data could name at
+  false-discovery rate ``q`` (:mod:`tabmia.named`, the audit's headline list): a count
+  (``named@0.1=0``: nobody named) against the number named and its interval over
+  resampled candidates, or a share in (0, 1) (``named@0.1=0.01``) against the share of
+  members named and its Clopper-Pearson interval.
 - ``auc=<limit>``: the AUC with its 95% bootstrap interval; with several seeds, above
   needs every seed's lower bound over the limit and below every seed's upper bound at or
   under it.
@@ -287,6 +292,7 @@ def evaluate_gate(
     delta: float | None = None,
     accept_warnings: Iterable[str] = (),
     slices: Any = None,
+    named: Any = None,
 ) -> GateResult:
     """Check an audit against risk limits.
 
@@ -313,6 +319,9 @@ def evaluate_gate(
     slices : SliceReport or DataFrame, default=None
         The audit's slice report (:func:`tabmia.slices.slice_report`) or its ``table``,
         which a ``slice:tpr@<fpr>`` limit reads.
+    named : NamedResult, default=None
+        The audit's named list (:func:`tabmia.named.named_members`) at the ``q`` of a
+        ``named@<q>`` limit, which reads it.
 
     Returns
     -------
@@ -343,6 +352,11 @@ def evaluate_gate(
     for lim in checked:
         if lim.metric == "auc":
             checks.append(check_auc(metrics, lim))
+            continue
+        if lim.metric == "named":
+            from tabmia.named._gate import check_named
+
+            checks.append(check_named(named, lim))
             continue
         if lim.metric == "slice_tpr":
             if slices is None:

@@ -31,7 +31,10 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("3 statistics", ["tabmia.thresholds", "tabmia.perturb", "tabmia.plausibility"]),
     ("4 shadow engine", ["tabmia.shadow", "tabmia.shadow.*", "tabmia.backends"]),
     ("5 attacks", ["tabmia.attacks", "tabmia.attacks.*"]),
-    ("6 report", ["tabmia.report", "tabmia.report.*", "tabmia.gate", "tabmia.testing"]),
+    ("6 report", [
+        "tabmia.report", "tabmia.report.*", "tabmia.gate", "tabmia.testing",
+        "tabmia.named", "tabmia.named.*",
+    ]),
     ("7 runs", [
         "tabmia.recipes", "tabmia._attack_builder", "tabmia.experiment", "tabmia.audit",
         "tabmia.benchmark", "tabmia._benchmark_report", "tabmia.dp", "tabmia.dp.*",

@@ -171,6 +171,7 @@ def write_outputs(
     state: Any = None,
     records_result: Any = None,
     slice_report: Any = None,
+    named: Any = None,
 ) -> None:
     """Write every file into a temporary folder, then move them into --out together.
 
@@ -185,7 +186,10 @@ def write_outputs(
     ``gate`` (a :class:`tabmia.gate.GateResult`) goes into results.json (``gate``),
     results.md and report.html; ``state`` (a :class:`tabmia.report.state.VerdictState`:
     the decision, its findings and the warnings accepted) into results.json (``state``)
-    and report.html's verdict."""
+    and report.html's verdict.
+
+    ``named`` (a :class:`tabmia.named.NamedResult`) goes into results.json (``named``),
+    ``named.csv.gz`` and report.html, in place of the riskiest records."""
     import datetime
 
     import tabmia
@@ -224,6 +228,11 @@ def write_outputs(
         }
         if slice_report is not None:
             payload["slices"] = slice_report.to_dict()
+        if named is not None:
+            from tabmia.cli._named import write_named
+
+            payload["named"] = named.to_dict()
+            write_named(named, tmp_path)
         person_tables = None
         if records_result is not None:
             from tabmia.persons import most_exposed, person_risk
@@ -266,9 +275,19 @@ def write_outputs(
             accept_warnings=getattr(args, "accept_warnings", ()),
             person_tables=person_tables,
             slice_section=None if slice_report is None else _slice_section(slice_report),
+            named_section=None if named is None else _named_section(named, args.top_k, context),
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)
+
+
+def _named_section(named: Any, top_k: int, context: dict[str, Any]) -> tuple[Any, ...]:
+    """What report.html shows of the named list: its sentences, one row per list and the
+    headline list's first names."""
+    from tabmia.cli._named import named_table
+
+    noun = context.get("persons") if named.unit == "person" else None
+    return (named.lines(noun), *named_table(named, top_k))
 
 
 def _slice_section(report: Any) -> tuple[list[str], Any, Any]:

@@ -19,7 +19,7 @@ from tabmia.cli._checks import (
     check_recipe_matches,
     more_records_hint,
 )
-from tabmia.cli._gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
+from tabmia.cli._gate import aim_at_gate_fdr, aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia.cli._inputs import (
     UsageError,
     apply_categories,
@@ -32,6 +32,7 @@ from tabmia.cli._inputs import (
     read_table,
     split_label,
 )
+from tabmia.cli._named import named_of
 from tabmia.cli._outputs import (
     fpr_fallback_notes,
     recorded_warnings,
@@ -406,6 +407,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     aim_at_gate_fpr(args)
+    aim_at_gate_fdr(args)
     if any(lim.metric == "slice_tpr" for lim in getattr(args, "fail_above", ())) and not (
         slice_specs(args, args.dataset if args.train is None else None)
     ):
@@ -471,6 +473,8 @@ def run_audit(args: argparse.Namespace) -> int:
     )
     if slice_report is not None:
         verdict += slice_report.lines()
+    named = named_of(args, result, state)  # whom an attacker could name (tabmia.named)
+    verdict += named.lines(context.get("persons") if persons else None)
     md = (
         header
         + "\n## Verdict\n\n"
@@ -480,7 +484,7 @@ def run_audit(args: argparse.Namespace) -> int:
         + markdown_table(table)
     )
     print(terminal_summary(header, state, verdict, summary_table(result.metrics)))
-    gate = evaluate_cli_gate(args, result, slices=slice_report)
+    gate = evaluate_cli_gate(args, result, slices=slice_report, named=named)
     write_outputs(
         args,
         result,
@@ -493,11 +497,13 @@ def run_audit(args: argparse.Namespace) -> int:
         state=state,
         records_result=records_result if persons else None,
         slice_report=slice_report,
+        named=named,
     )
     print(
         wrapped(
             f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, "
             + ("persons.csv.gz, " if persons else "")
+            + "named.csv.gz, "
             + f"roc.png ({elapsed:.1f} s)"
         )
     )
