@@ -115,9 +115,9 @@ def _play(X, y, groups, seed: int, names: tuple[str, ...], dataset: str) -> dict
         picked = _draw(len(persons), sizes, rng)
         parts = [np.flatnonzero(np.isin(codes, p)) for p in picked]
         unit_of = codes
-    M, P, O, Z = parts
-    cand = np.r_[M, O]
-    out: dict[str, Any] = {"member": np.r_[np.ones(len(M), bool), np.zeros(len(O), bool)]}
+    M, P, pool, Z = parts
+    cand = np.r_[M, pool]
+    out: dict[str, Any] = {"member": np.r_[np.ones(len(M), bool), np.zeros(len(pool), bool)]}
     if unit_of is not None:
         out["person"], out["public_person"] = unit_of[cand], unit_of[P]
     for label, train in (("target", M), ("null", Z)):
@@ -195,8 +195,13 @@ def _cells(play: dict[str, Any], names: tuple[str, ...], seed: int, dataset: str
                     for other in (0.1, 0.9):
                         at = counts_at_share(m, p, q, "bh", other, n_resamples=100, rng=rng)
                         rows.append(
-                            {**_row(dataset, seed, other, q, attack, "resampled", sel[:0], m[:0]),
-                             "n_named": at["n_named"], "n_wrong": at["n_wrong"]}
+                            {
+                                **_row(
+                                    dataset, seed, other, q, attack, "resampled", sel[:0], m[:0]
+                                ),
+                                "n_named": at["n_named"],
+                                "n_wrong": at["n_wrong"],
+                            }
                         )
         for attack in names:
             p = pv[attack][0][idx]
@@ -226,8 +231,19 @@ def _band_rows(pv, names, seed, dataset) -> list[dict]:
             for band, lo, hi in BANDS:
                 inb = (k >= lo) & (k <= hi)
                 rows.append(
-                    {**_row(dataset, seed, float(member.mean()), q, attack, "persons",
-                            sel[inb], member[inb]), "band": band}
+                    {
+                        **_row(
+                            dataset,
+                            seed,
+                            float(member.mean()),
+                            q,
+                            attack,
+                            "persons",
+                            sel[inb],
+                            member[inb],
+                        ),
+                        "band": band,
+                    }
                 )
     return rows
 
@@ -248,6 +264,7 @@ def _row(dataset, seed, share, q, attack, method, sel, member) -> dict:
 
 
 def run(dataset: str, seeds: int, shadow_seeds: int, work: Path) -> None:
+    """Play ``seeds`` seeds of ``dataset``, each checkpointed in ``work`` (resumable)."""
     from benchmarks._common import use_shared_data
 
     use_shared_data()
@@ -255,8 +272,11 @@ def run(dataset: str, seeds: int, shadow_seeds: int, work: Path) -> None:
     X, y, groups = _load(dataset)
     work.mkdir(parents=True, exist_ok=True)
     path = work / f"{dataset}.pkl"
-    state = pickle.loads(path.read_bytes()) if path.exists() else {"rows": [], "done": [],
-                                                                     "seconds": 0.0}
+    state = (
+        pickle.loads(path.read_bytes())
+        if path.exists()
+        else {"rows": [], "done": [], "seconds": 0.0}
+    )
     for seed in range(seeds):
         if seed in state["done"]:
             continue
@@ -274,6 +294,7 @@ def run(dataset: str, seeds: int, shadow_seeds: int, work: Path) -> None:
 
 
 def main() -> None:
+    """Run one data set, or aggregate the checkpoints (``--report``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=sorted(SIZES))
     parser.add_argument("--seeds", type=int, default=200)

@@ -223,5 +223,5 @@ def test_named_gate_cannot_tell_where_the_list_is_withheld_or_unresolvable():
     small = dataclasses.replace(result, calibration=result.calibration.iloc[:5])
     gate = evaluate_gate(small, "named@0.1=0", named=named_members(small, 0.1, state=_RISK))
     assert gate.checks[0].outcome == "unresolved" and gate.exit_status == EXIT_UNRESOLVED
-    with pytest.raises(ValueError, match="q = 0.1"):
+    with pytest.raises(ValueError, match=r"q = 0\.1"):
         evaluate_gate(result, "named@0.1=0", named=named_members(result, 0.2, state=_RISK))

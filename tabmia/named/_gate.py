@@ -40,8 +40,16 @@ def check_named(named: Any, limit: RiskLimit) -> LimitCheck:
             or "; ".join(f"{a}: {r}" for a, r in named.skipped.items())
             or "no attack gives a list"
         )
-        return LimitCheck(limit, "unresolved", named.headline, math.nan, math.nan, math.nan,
-                          f"no named list to check ({why})", [])
+        return LimitCheck(
+            limit,
+            "unresolved",
+            named.headline,
+            math.nan,
+            math.nan,
+            math.nan,
+            f"no named list to check ({why})",
+            [],
+        )
     if share:
         value = float(row["members_named"])
         low, high = float(row["members_named_low"]), float(row["members_named_high"])

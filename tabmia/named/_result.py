@@ -128,8 +128,9 @@ class NamedResult:
         if row["status"] != "named":
             return [
                 f"Named list at FDR {pct} ({which}): an attacker with the public data could "
-                f"name none of the {n_mem} training {noun}: {row['reason']}."
-            ] + alone
+                f"name none of the {n_mem} training {noun}: {row['reason']}.",
+                *alone,
+            ]
         text = (
             f"An attacker with the public data could name {n_named} of the {n_mem} training "
             f"{noun} as members ({which}), at most {pct} of such claims wrong in "
@@ -144,7 +145,7 @@ class NamedResult:
                 f" At a member share of {row['prior_share']:.3g} (the PPV prior) it would "
                 f"name about {prior:.1f} of as many candidates."
             )
-        return [text] + alone
+        return [text, *alone]
 
     def _alone_line(self) -> list[str]:
         """Each attack's own list: what an attacker who fixed that attack in advance names
