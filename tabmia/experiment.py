@@ -314,6 +314,20 @@ class ExperimentResult:
         ]
         return self.metrics[[c for c in cols if c in self.metrics]].reset_index(drop=True)
 
+    def named(self, q: float = 0.1, **kwargs: Any) -> Any:
+        """Whom an attacker with the public data could name as members at FDR ``q``.
+
+        :func:`tabmia.named.named_members` of this result (``kwargs`` go to it); for
+        persons, call it on :func:`tabmia.persons.person_result` of this result.
+
+        Returns
+        -------
+        tabmia.named.NamedResult
+        """
+        from tabmia.named import named_members
+
+        return named_members(self, q, **kwargs)
+
     def with_delta(self, delta: float, *, confidence: float = 0.95) -> ExperimentResult:
         """A copy whose empirical epsilon lower bounds are for (epsilon, ``delta``)-DP."""
         metrics = self.metrics.copy()

@@ -108,6 +108,7 @@ def test_planted_memorised_records_are_named_with_the_truth_beside_them():
     result = _game(planted=15, attacks=("a", "b"), n_public=2000)
     named = named_members(result, 0.1, state=_RISK, n_resamples=50)
     top = named.headline_row()
+    assert result.named(0.1, state=_RISK, n_resamples=50).names.equals(named.names)
     assert named.headline == f"{COMBINED}:bonferroni"
     assert top["status"] == "named" and top["n_right"] >= 15
     assert top["n_wrong"] <= 2 and top["fdp"] <= top["fdp_high"]
