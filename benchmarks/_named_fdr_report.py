@@ -41,10 +41,45 @@ def _fdr_cells(rows: pd.DataFrame) -> pd.DataFrame:
         power=("power", "mean"),
     ).reset_index()
     # one seed has no spread: no bound, and no verdict on the cell
-    out["fdp_upper95"] = out["mean_fdp"] + 1.96 * out["sd_fdp"] / np.sqrt(out["seeds"])
+    half = 1.96 * out["sd_fdp"] / np.sqrt(out["seeds"])
+    out["fdp_upper95"] = out["mean_fdp"] + half
     promised = out["method"].isin(PROMISING) & (out["seeds"] >= 2)
     out["holds"] = np.where(promised, out["fdp_upper95"] <= out["q"] + 0.01, np.nan)
+    # shown: the upper bound within q + 0.01; broken: even the lower bound over q
+    out["verdict"] = np.select(
+        [~promised, out["holds"] == 1, out["mean_fdp"] - half > out["q"]],
+        ["", "shown", "broken"],
+        default="too few seeds",
+    )
     return out
+
+
+def _promise_lines(promised: pd.DataFrame) -> list[str]:
+    """How many promising cells are shown, broken, or open, by method."""
+
+    def cells(frame: pd.DataFrame) -> str:
+        return ", ".join(
+            f"{r.dataset}/{r.attack}/{r.method}/share {r.share:g}/q {r.q:g} "
+            f"({r.seeds} seeds, mean FDP {r.mean_fdp:.3f})"
+            for r in frame.itertuples()
+        )
+
+    broken = promised[promised["verdict"] == "broken"]
+    open_ = promised[promised["verdict"] == "too few seeds"]
+    by_method = ", ".join(
+        f"{m}: {int((g['verdict'] == 'shown').sum())} of {len(g)} shown, "
+        f"{int((g['verdict'] == 'broken').sum())} broken"
+        for m, g in promised.groupby("method")
+    )
+    return [
+        f"**Cells that promise FDR <= q** (BH, Storey, Bonferroni-BH, BY; at least 2 seeds): "
+        f"{len(promised)}. Shown (upper 95% bound of the mean FDP at most q + 0.01): "
+        f"{int((promised['verdict'] == 'shown').sum())}; broken (lower bound over q): "
+        f"{len(broken)}" + (f" ({cells(broken)})" if len(broken) else "") + "; too few seeds "
+        f"to tell: {len(open_)}" + (f" ({cells(open_)})" if len(open_) else "") + ".",
+        "",
+        f"By method: {by_method}.",
+    ]
 
 
 def _null(rows: pd.DataFrame) -> pd.DataFrame:
@@ -130,6 +165,9 @@ def _plot(cells: pd.DataFrame) -> list[str]:
 
 def _md_table(frame: pd.DataFrame, floats: int = 3) -> str:
     shown = frame.copy()
+    for c in ("q", "share"):
+        if c in shown:
+            shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:g}")
     for c in shown.columns:
         if shown[c].dtype.kind == "f":
             shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.{floats}f}")
@@ -146,7 +184,6 @@ def report(work: Path) -> None:
     bands = _bands(rows)
     plots = _plot(cells)
     promised = cells[cells["method"].isin(PROMISING) & cells["holds"].notna()]
-    broken = promised[promised["holds"] == 0]
     combos = (
         cells[cells["method"].isin(["bonferroni", "by"])]
         .pivot_table(
@@ -154,7 +191,6 @@ def report(work: Path) -> None:
         )
         .reset_index()
     )
-    storey = promised[promised["method"] == "storey"]
     load = {"start": os.getloadavg(), "end": os.getloadavg()}
     md = [
         "Whom an attacker can name: the realised false-discovery proportion of the named list "
@@ -165,20 +201,8 @@ def report(work: Path) -> None:
         + ", ".join(f"{k} {v['seeds']} ({v['seconds'] / 60:.0f} min)" for k, v in seconds.items())
         + ".",
         "",
-        f"**Cells that promise FDR <= q** (BH, Storey, Bonferroni-BH, BY; with at least 2 "
-        f"seeds): {len(promised)}; "
-        f"upper 95% bound of the mean FDP over q + 0.01 in {len(broken)}"
-        + (
-            ": "
-            + ", ".join(
-                f"{r.dataset}/{r.attack}/{r.method}/share {r.share:g}/q {r.q:g}"
-                for r in broken.itertuples()
-            )
-            if len(broken)
-            else ""
-        )
-        + ".",
-        f"Storey's adaptive list: {int((storey['holds'] == 1).sum())} of {len(storey)} cells hold.",
+        *_promise_lines(promised),
+        "",
         f"**Null model** (never saw a candidate): nobody named in at least 1 - q of the seeds "
         f"(within 1.96 binomial s.e.) in {int(null['holds'].sum())} of {len(null)} cells; "
         f"lowest share {null['nobody_named'].min():.3f}.",
@@ -199,7 +223,7 @@ def report(work: Path) -> None:
                     "mean_named",
                     "mean_wrong",
                     "power",
-                    "holds",
+                    "verdict",
                 ]
             ]
         ),
@@ -218,7 +242,7 @@ def report(work: Path) -> None:
                     "fdp_upper95",
                     "mean_named",
                     "power",
-                    "holds",
+                    "verdict",
                 ]
             ]
         ),

@@ -143,7 +143,8 @@ class NamedResult:
         if prior is not None and not pd.isna(prior):
             text += (
                 f" At a member share of {row['prior_share']:.3g} (the PPV prior) it would "
-                f"name about {prior:.1f} of as many candidates."
+                f"name about {prior:.1f} of as many candidates (resampled: "
+                f"{row.get('n_named_prior_low', 0):.0f}-{row.get('n_named_prior_high', 0):.0f})."
             )
         return [text, *alone]
 
