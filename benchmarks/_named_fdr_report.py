@@ -246,6 +246,12 @@ def report(work: Path) -> None:
                 ]
             ]
         ),
+        "A top-k list of the BH list's own size is the BH list: both take the k candidates "
+        "with the smallest p-values, the highest scores (up to ties). What BH adds is the "
+        "choice of k with its error bounded; a list of a size fixed in advance (top 10 % "
+        "above) and flagging at the per-record threshold (FPR 1 %) have no such bound: their "
+        "FDP above grows as the member share falls.",
+        "",
         "## Null model: share of seeds naming nobody",
         "",
         _md_table(null),

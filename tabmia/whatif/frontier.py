@@ -142,7 +142,9 @@ def frontier_table(result: Any) -> pd.DataFrame:
     ``delta_utility`` [``delta_utility_low``, ``delta_utility_high``], ``accuracy``,
     ``roc_auc``, ``log_loss``, ``gate`` (below / above / unresolved), ``passes``,
     ``epsilon``, ``delta``, ``dp_epsilon_lower``, ``dp_claim``, ``seconds``,
-    ``models_trained``, ``models_used``, ``label_only``, ``notes``; ``on_front`` marks the
+    ``models_trained``, ``models_used``, ``label_only``, ``named`` and ``named_wrong``
+    (members an attacker could name at FDR 0.1, :mod:`tabmia.named`, and the non-members
+    among them, summed over repeats), ``notes``; ``on_front`` marks the
     Pareto front (no other variant has both lower TPR and higher utility).
 
     Returns
@@ -202,6 +204,7 @@ def frontier_table(result: Any) -> pd.DataFrame:
                 "models_trained": int(sum(x.models_trained for x in runs)),
                 "models_used": int(sum(x.models_used for x in runs)),
                 "label_only": bool(runs[0].label_only),
+                **_named_of(runs),
                 "notes": notes,
             }
         )
@@ -211,6 +214,18 @@ def frontier_table(result: Any) -> pd.DataFrame:
         table["tpr"].to_numpy(float), table["utility"].to_numpy(float), higher
     )
     return table
+
+
+def _named_of(runs: list) -> dict[str, Any]:
+    """Members named at the default FDR (:mod:`tabmia.named`), summed over the variant's
+    repeats, and how many of them wrongly; None where a repeat has no list."""
+    counts = [getattr(r, "named", None) for r in runs]
+    if any(c is None for c in counts):
+        return {"named": None, "named_wrong": None}
+    return {
+        "named": int(sum(c["n_named"] for c in counts)),
+        "named_wrong": int(sum(c["n_wrong"] for c in counts)),
+    }
 
 
 def pareto_front(
