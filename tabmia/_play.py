@@ -236,9 +236,7 @@ def _calibration_frame(
     if scores is None or (cal_rows is None and by_record):
         return None
     columns = (
-        {}
-        if cal_rows is None
-        else {k: np.asarray(v)[cal_rows] for k, v in public_columns.items()}
+        {} if cal_rows is None else {k: np.asarray(v)[cal_rows] for k, v in public_columns.items()}
     )
     return pd.DataFrame({"attack": name, **columns, "score": scores})
 

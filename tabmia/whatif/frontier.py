@@ -219,8 +219,9 @@ def frontier_table(result: Any) -> pd.DataFrame:
 def _named_of(runs: list) -> dict[str, Any]:
     """Members named at the default FDR (:mod:`tabmia.named`), summed over the variant's
     repeats, and how many of them wrongly; None where a repeat has no list."""
-    counts = [getattr(r, "named", None) for r in runs]
-    if any(c is None for c in counts):
+    found = [getattr(r, "named", None) for r in runs]
+    counts = [c for c in found if c is not None]
+    if len(counts) < len(found):
         return {"named": None, "named_wrong": None}
     return {
         "named": int(sum(c["n_named"] for c in counts)),
