@@ -1,10 +1,10 @@
 """One round's attacks, fitted and scored: :func:`run_attacks`, which every runner's rounds
 play through (:meth:`tabmia.experiment.MembershipRound.play`).
 
-Besides each attack's candidate scores it keeps, where the round carries person ids or
-slices, the scores the attack's own threshold was calibrated on, with the public
-records' persons and slices beside them (docs: records, persons and slices): what a
-person-level or per-slice threshold is calibrated on.
+Besides each attack's candidate scores it keeps the scores the attack's own threshold was
+calibrated on, with the public records' persons and slices beside them where the round
+carries them (docs: records, persons and slices): what a person-level or per-slice
+threshold is calibrated on, and the null of the named list (:mod:`tabmia.named`).
 """
 
 from __future__ import annotations
@@ -81,10 +81,12 @@ def run_attacks(
     ``public_columns["person"]`` (the public records'): every attack's ``fit`` gets them
     as ``groups`` (an online attack's pool: the public records' then the candidates'), so
     that its shadow / reference models, held-out records and folds keep persons whole.
-    Where ``calibration`` is a list, each attack that chose its threshold for an FPR
-    appends to it a frame of the scores it calibrated on (``calibration_scores_``), with
-    the ``public_columns`` of the records they belong to (``calibration_rows_``: their
-    ``record``, and their persons and ``slice:<name>`` columns where the round has them).
+    Each attack that chose its threshold for an FPR appends to ``calibration`` (where
+    given) a frame of the scores it calibrated on (``calibration_scores_``), with the
+    ``public_columns`` of the records they belong to (``calibration_rows_``): the null of
+    the named list (:mod:`tabmia.named`) in every audit, and what person-level and
+    per-slice thresholds calibrate on. Where ``public_columns`` holds persons or slices,
+    an attack whose calibration records are not the public records is left out.
 
     With ``keep_attacks=False`` each attack is let go once it has scored the candidates:
     a fitted shadow attack holds state per public record (LiRA: each shadow's score on
@@ -116,7 +118,9 @@ def run_attacks(
     public_columns = public_columns or {}
     public_persons = public_columns.get("person")
     candidate_persons = (extra_columns or {}).get("person")
-    keep_calibration = calibration is not None
+    # persons and slices need each calibration score's record; the named list
+    # (tabmia.named) only the scores, which every audit keeps
+    by_record = bool(set(public_columns) - {"record"})
     for name, proto in attacks.items():
         # what the split or the attack before freed, returned before this one trains
         release_freed_memory()
@@ -202,18 +206,10 @@ def run_attacks(
             row["n_models"] = int(population.statistics_.shape[0])
             row["n_models_trained"] = int(population.n_trained_)
         rows.append(row)
-        cal_rows = getattr(attack, "calibration_rows_", None)
-        if keep_calibration and cal_rows is not None:
-            assert calibration is not None  # keep_calibration says so
-            calibration.append(
-                pd.DataFrame(
-                    {
-                        "attack": name,
-                        **{k: np.asarray(v)[cal_rows] for k, v in public_columns.items()},
-                        "score": attack.calibration_scores_,
-                    }
-                )
-            )
+        if calibration is not None and aim is not None:
+            kept = _calibration_frame(attack, name, public_columns, by_record)
+            if kept is not None:
+                calibration.append(kept)
         frames.append(
             pd.DataFrame(
                 {
@@ -231,6 +227,23 @@ def run_attacks(
         if verbose:
             print(f"  {name}: AUC {m['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
     return frames, rows, fitted
+
+
+def _calibration_frame(
+    attack: Any, name: str, public_columns: dict[str, Any], by_record: bool
+) -> pd.DataFrame | None:
+    """The scores an FPR threshold was chosen from, with their public records' columns
+    where they are known (``calibration_rows_``); None where persons or slices need
+    those columns and the attack's calibration records are not the public records (a
+    proxy model's, MERLIN's)."""
+    cal_rows = getattr(attack, "calibration_rows_", None)
+    scores = getattr(attack, "calibration_scores_", None)
+    if scores is None or (cal_rows is None and by_record):
+        return None
+    columns = (
+        {} if cal_rows is None else {k: np.asarray(v)[cal_rows] for k, v in public_columns.items()}
+    )
+    return pd.DataFrame({"attack": name, **columns, "score": scores})
 
 
 _OUTPUT_WORDS = {"labels": "predicted labels", "proba": "probabilities", "logits": "logits"}

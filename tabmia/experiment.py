@@ -100,8 +100,8 @@ class MembershipRound:
         given), beside ``columns``' of the candidates (docs: records, persons and
         slices). The attacks get the persons as ``groups``.
     calibration : list of DataFrame
-        What :meth:`play` kept of each attack's calibration scores (each attack that
-        chose its threshold for an FPR goal).
+        What :meth:`play` kept of each attack's calibration scores (every attack with an
+        FPR threshold).
     """
 
     seed: int
@@ -256,11 +256,10 @@ class ExperimentResult:
         nothing, or when no check ran); the verdict and the gate decide from them
         (:mod:`tabmia.report.state`).
     calibration : DataFrame or None
-        Where an attack chose its threshold for an FPR goal: one row per (repeat, attack,
-        calibration record), the score the attack's own threshold was chosen from, with the
-        record's ``record`` (row of the public data), and its ``person`` and
-        ``slice:<name>`` where the audit has them (docs: records, persons and slices).
-        None where no attack did.
+        One row per (repeat, attack, calibration record) of every attack whose threshold
+        was chosen for an FPR: the score it was chosen from, with the record's ``record``
+        (row of the public data), ``person`` and ``slice:<name>`` (docs: records, persons
+        and slices) where known. None when no attack aimed at an FPR.
     unit : {"record", "person"}, default="record"
         What a row of ``scores`` and a count of ``metrics`` is: a record, or a person
         (:func:`tabmia.persons.person_result`).
@@ -319,6 +318,20 @@ class ExperimentResult:
             "fpr_high",
         ]
         return self.metrics[[c for c in cols if c in self.metrics]].reset_index(drop=True)
+
+    def named(self, q: float = 0.1, **kwargs: Any) -> Any:
+        """Whom an attacker with the public data could name as members at FDR ``q``.
+
+        :func:`tabmia.named.named_members` of this result (``kwargs`` go to it); for
+        persons, call it on :func:`tabmia.persons.person_result` of this result.
+
+        Returns
+        -------
+        tabmia.named.NamedResult
+        """
+        from tabmia.named import named_members
+
+        return named_members(self, q, **kwargs)
 
     def with_delta(self, delta: float, *, confidence: float = 0.95) -> ExperimentResult:
         """A copy whose empirical epsilon lower bounds are for (epsilon, ``delta``)-DP."""

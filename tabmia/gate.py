@@ -18,6 +18,11 @@ Limits, as ``METRIC=LIMIT`` (what ``tabmia audit --fail-above`` takes):
   consistent with that (FPR's lower bound at most ``<fpr>``); it shows it below only when
   its threshold aimed at ``<fpr>`` or higher (a looser threshold flags every record a
   stricter one would).
+- ``named@<q>=<limit>``: the members an attacker with the public data could name at
+  false-discovery rate ``q`` (:mod:`tabmia.named`, the audit's headline list): a count
+  (``named@0.1=0``: nobody named) against the number named and its interval over
+  resampled candidates, or a share in (0, 1) (``named@0.1=0.01``) against the share of
+  members named and its Clopper-Pearson interval.
 - ``auc=<limit>``: the AUC with its 95% bootstrap interval; with several seeds, above
   needs every seed's lower bound over the limit and below every seed's upper bound at or
   under it.
@@ -297,6 +302,7 @@ def evaluate_gate(
     accept_warnings: Iterable[str] = (),
     slices: Any = None,
     structure: Any = None,
+    named: Any = None,
 ) -> GateResult:
     """Check an audit against risk limits.
 
@@ -327,6 +333,9 @@ def evaluate_gate(
         A tree model file's structural findings
         (:func:`tabmia.structure.structural_findings`), which a ``structure:<finding>``
         limit reads.
+    named : NamedResult, default=None
+        The audit's named list (:func:`tabmia.named.named_members`) at the ``q`` of a
+        ``named@<q>`` limit, which reads it.
 
     Returns
     -------
@@ -357,6 +366,11 @@ def evaluate_gate(
     for lim in checked:
         if lim.metric == "auc":
             checks.append(check_auc(metrics, lim))
+            continue
+        if lim.metric == "named":
+            from tabmia.named._gate import check_named
+
+            checks.append(check_named(named, lim))
             continue
         if lim.metric == "slice_tpr":
             if slices is None:

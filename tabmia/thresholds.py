@@ -37,6 +37,7 @@ __all__ = [
     "smallest_resolvable_fpr",
     "resolves_fpr",
     "conformal_fpr_band",
+    "conformal_pvalues",
     "select_threshold",
     "ClassConditionalRanks",
 ]
@@ -86,6 +87,61 @@ def threshold_at_fpr(nonmember_scores: Any, fpr: float) -> float:
             "threshold); give the attack more public records or ask for a larger fpr"
         )
     return float(np.nextafter(s[j - 1], np.inf))
+
+
+def conformal_pvalues(
+    candidate_scores: Any,
+    calibration_scores: Any,
+    *,
+    ties: str = "conservative",
+    random_state: Any = None,
+) -> np.ndarray:
+    """Conformal p-value of each candidate under "it is a non-member like the calibration".
+
+    With ``n`` calibration scores of known non-members (higher = more member-like),
+    ``p(s) = (1 + #{calibration >= s}) / (n + 1)``: for a candidate exchangeable with the
+    calibration records (a non-member drawn like them), ``P(p <= t) <= t`` for every
+    ``t``, and the p-values of many candidates against one calibration set are positively
+    dependent (PRDS; Bates et al., Ann. Statist. 2023), so Benjamini-Hochberg on them
+    controls the false-discovery rate. ``p <= fpr`` flags exactly what
+    :func:`threshold_at_fpr` does: the two are one rule.
+
+    Parameters
+    ----------
+    candidate_scores : array-like of shape (m,)
+        Scores of the records (or persons) tested.
+    calibration_scores : array-like of shape (n,)
+        Scores of known non-members: the null the attack's threshold is chosen from.
+    ties : {"conservative", "randomized"}, default="conservative"
+        A calibration score equal to a candidate's counts as at or above it
+        (``"conservative"``: valid, and conservative where scores tie, e.g. a loss of 0
+        on many records), or counts with a uniform weight ``U``
+        (``"randomized"``: ``(U (1 + #{calibration == s}) + #{calibration > s}) / (n + 1)``,
+        exactly uniform for a non-member whatever the ties).
+    random_state : int, Generator or None, default=None
+        The ``U`` of ``ties="randomized"``, one per candidate.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        p-values in ``[1 / (n + 1), 1]`` (``(0, 1]`` randomized).
+
+    Examples
+    --------
+    >>> conformal_pvalues([3.0, 0.5], [0.0, 1.0, 2.0, 3.0])
+    array([0.4, 0.8])
+    """
+    s = _as_scores(candidate_scores, "candidate_scores")
+    ref = np.sort(_as_scores(calibration_scores, "calibration_scores"))
+    n = ref.size
+    at_or_above = n - np.searchsorted(ref, s, side="left")
+    if ties == "conservative":
+        return (1.0 + at_or_above) / (n + 1.0)
+    if ties != "randomized":
+        raise ValueError(f"ties must be 'conservative' or 'randomized', got {ties!r}")
+    above = n - np.searchsorted(ref, s, side="right")
+    u = np.random.default_rng(random_state).uniform(size=s.size)
+    return (above + u * (1.0 + at_or_above - above)) / (n + 1.0)
 
 
 def conformal_fpr_band(

@@ -33,8 +33,10 @@ LAYERS: list[tuple[str, list[str]]] = [
                       "tabmia.structure", "tabmia.structure.*"]),
     ("4 shadow engine", ["tabmia.shadow", "tabmia.shadow.*", "tabmia.backends"]),
     ("5 attacks", ["tabmia.attacks", "tabmia.attacks.*"]),
-    ("6 report", ["tabmia.report", "tabmia.report.*", "tabmia.gate", "tabmia.testing",
-                  "tabmia.schema", "tabmia.schema.*"]),
+    ("6 report", [
+        "tabmia.report", "tabmia.report.*", "tabmia.gate", "tabmia.testing",
+        "tabmia.schema", "tabmia.schema.*", "tabmia.named", "tabmia.named.*",
+    ]),
     ("7 runs", [
         "tabmia.recipes", "tabmia._attack_builder", "tabmia.experiment", "tabmia.audit",
         "tabmia.benchmark", "tabmia._benchmark_report", "tabmia.dp", "tabmia.dp.*",

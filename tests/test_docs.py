@@ -21,7 +21,7 @@ DOCS = ROOT / "docs"
 #: The public modules whose every exported name has an API page.
 API_MODULES = ["tabmia", "tabmia.attacks", "tabmia.metrics", "tabmia.thresholds",
                "tabmia.audit", "tabmia.experiment", "tabmia.persons", "tabmia.slices",
-               "tabmia.game", "tabmia.report", "tabmia.gate", "tabmia.testing",
+               "tabmia.game", "tabmia.report", "tabmia.gate", "tabmia.named", "tabmia.testing",
                "tabmia.plausibility", "tabmia.shadow", "tabmia.backends", "tabmia.perturb",
                "tabmia.datasets", "tabmia.dp", "tabmia.benchmark", "tabmia.whatif",
                "tabmia.reconstruction", "tabmia.schema", "tabmia.mlflow"]

@@ -37,6 +37,7 @@ from tabmia.cli._args import (
     add_fpr_arguments,
     add_run_arguments,
     add_split_arguments,
+    fdr_level,
     floats,
     given_flags,
     memory_size,
@@ -291,6 +292,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--top-k", type=int, default=20, help="riskiest records listed (default 20)"
     )
     attacks.add_argument(
+        "--fdr",
+        type=fdr_level,
+        default=None,
+        metavar="Q",
+        help="false-discovery rate of the named list: the members an attacker with the "
+        "public data could name, at most a share Q of such claims wrong (default 0.1, or "
+        "the q of a --fail-above named@<q> limit)",
+    )
+    attacks.add_argument(
         "--show-records",
         action="store_true",
         help="show the riskiest records' contents in the report (masked by default); "
@@ -320,7 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="METRIC=LIMIT",
         help="fail when the audit shows the risk above the limit; repeatable or "
         "comma-separated: tpr@<fpr>=<limit> (TPR at each attack's own threshold, "
-        "which then aims at <fpr>), auc=<limit>, epsilon=<limit>, "
+        "which then aims at <fpr>), named@<q>=<limit> (members named at FDR <q>: a "
+        "count, or a share of the members in (0, 1)), auc=<limit>, epsilon=<limit>, "
         "slice:tpr@<fpr>=<limit> (the worst slice's TPR at a threshold calibrated on "
         "that slice's own public records to <fpr>; needs slices: --slice-by); on a tree "
         "model's file, structure:<finding>=<share> (alone, small, disclosure, influence: the "

@@ -84,6 +84,17 @@ def memory_size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def fdr_level(text: str) -> float:
+    """``--fdr``: a false-discovery rate in (0, 1)."""
+    try:
+        q = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < q < 1.0:
+        raise argparse.ArgumentTypeError(f"the FDR must be in (0, 1), got {text}")
+    return q
+
+
 def risk_limits(text: str) -> tuple[Any, ...]:
     """``METRIC=LIMIT[,METRIC=LIMIT...]`` for ``--fail-above`` (:mod:`tabmia.gate`)."""
     from tabmia.gate import parse_limits

@@ -10,7 +10,7 @@ from typing import Any
 
 from tabmia.cli._inputs import UsageError
 
-__all__ = ["aim_at_gate_fpr", "evaluate_cli_gate", "report_gate"]
+__all__ = ["aim_at_gate_fdr", "aim_at_gate_fpr", "evaluate_cli_gate", "report_gate"]
 
 
 def aim_at_gate_fpr(args: argparse.Namespace) -> None:
@@ -42,12 +42,37 @@ def aim_at_gate_fpr(args: argparse.Namespace) -> None:
     args.fpr = fprs[0]
 
 
+def aim_at_gate_fdr(args: argparse.Namespace) -> None:
+    """Set ``--fdr`` from a ``named@<q>`` limit (a different ``--fdr`` is a usage error),
+    else to its default."""
+    from tabmia.named import DEFAULT_Q
+
+    qs = sorted({lim.fpr for lim in getattr(args, "fail_above", ()) if lim.metric == "named"})
+    given = getattr(args, "fdr", None)
+    if len(qs) > 1:
+        raise UsageError(
+            f"--fail-above: named limits at FDRs {', '.join(f'{q:g}' for q in qs)}; "
+            "the audit draws one named list, so give one named@<q> limit"
+        )
+    if qs and given is not None and not math.isclose(given, qs[0]):
+        raise UsageError(
+            f"--fail-above named@{qs[0]:g} reads the list at FDR {qs[0]:g}, but --fdr is "
+            f"{given:g}: drop --fdr or make them equal"
+        )
+    args.fdr = qs[0] if qs else (DEFAULT_Q if given is None else given)
+
+
 def evaluate_cli_gate(
-    args: argparse.Namespace, result: Any, slices: Any = None, structure: Any = None
+    args: argparse.Namespace,
+    result: Any,
+    slices: Any = None,
+    structure: Any = None,
+    named: Any = None,
 ) -> Any:
     """The gate's result for ``--fail-above`` (None without it); ``slices``, the audit's
     slice report, for a ``slice:tpr@`` limit; ``structure``, a tree model's structural
-    findings, for a ``structure:`` limit."""
+    findings, for a ``structure:`` limit; ``named``, its named list, for a ``named@``
+    limit."""
     from tabmia.gate import evaluate_gate
 
     limits = getattr(args, "fail_above", ())
@@ -70,6 +95,7 @@ def evaluate_cli_gate(
         accept_warnings=getattr(args, "accept_warnings", ()),
         slices=slices,
         structure=structure,
+        named=named,
     )
 
 

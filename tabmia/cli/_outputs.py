@@ -173,6 +173,7 @@ def write_outputs(
     slice_report: Any = None,
     reconstruction: Any = None,
     structure: Any = None,
+    named: Any = None,
 ) -> None:
     """Write every file into a temporary folder, then move them into --out together.
 
@@ -192,7 +193,10 @@ def write_outputs(
     the decision, its findings and the warnings accepted) into results.json (``state``)
     and report.html's verdict; ``reconstruction`` (a
     :class:`tabmia.reconstruction.ReconstructionResult`, ``--reconstruct``) into
-    results.json (``reconstruction``) and report.html's Reconstruction section."""
+    results.json (``reconstruction``) and report.html's Reconstruction section.
+
+    ``named`` (a :class:`tabmia.named.NamedResult`) goes into results.json (``named``),
+    ``named.csv.gz`` and report.html, in place of the riskiest records."""
     import datetime
 
     import tabmia
@@ -244,6 +248,11 @@ def write_outputs(
         if reconstruction is not None:
             payload["reconstruction"] = reconstruction.to_dict()
         payload["structure"] = None if structure is None else structure.to_dict()
+        if named is not None:
+            from tabmia.cli._named import write_named
+
+            payload["named"] = named.to_dict()
+            write_named(named, tmp_path)
         person_tables = None
         if records_result is not None:
             from tabmia.persons import most_exposed, person_risk
@@ -291,6 +300,7 @@ def write_outputs(
             records_result=records_result,
             reconstruction=None if reconstruction is None else reconstruction.to_dict(),
             structure_section=None if structure is None else structure_section(structure),
+            named_section=None if named is None else _named_section(named, args.top_k, context),
         )
         for f in tmp_path.iterdir():
             shutil.move(str(f), args.out / f.name)
@@ -317,6 +327,15 @@ def _check_own_statements(text: str) -> None:
         raise AssertionError(
             "results.json contradicts itself:\n" + "\n".join(f"- {c}" for c in found)
         )
+
+
+def _named_section(named: Any, top_k: int, context: dict[str, Any]) -> tuple[Any, ...]:
+    """What report.html shows of the named list: its sentences, one row per list and the
+    headline list's first names."""
+    from tabmia.cli._named import named_table
+
+    noun = context.get("persons") if named.unit == "person" else None
+    return (named.lines(noun), *named_table(named, top_k))
 
 
 def _slice_section(report: Any) -> tuple[list[str], Any, Any]:

@@ -19,7 +19,7 @@ from tabmia.cli._checks import (
     check_recipe_matches,
     more_records_hint,
 )
-from tabmia.cli._gate import aim_at_gate_fpr, evaluate_cli_gate, report_gate
+from tabmia.cli._gate import aim_at_gate_fdr, aim_at_gate_fpr, evaluate_cli_gate, report_gate
 from tabmia.cli._inputs import (
     UsageError,
     apply_categories,
@@ -33,6 +33,7 @@ from tabmia.cli._inputs import (
     split_label,
 )
 from tabmia.cli._mlflow import check_mlflow_flags, log_to_mlflow, model_source, uri_model
+from tabmia.cli._named import named_of
 from tabmia.cli._outputs import (
     fpr_fallback_notes,
     recorded_warnings,
@@ -445,6 +446,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if not 0.0 <= args.delta < 1.0:
         raise UsageError(f"--delta must be in [0, 1), got {args.delta}")
     aim_at_gate_fpr(args)
+    aim_at_gate_fdr(args)
     if any(lim.metric == "slice_tpr" for lim in getattr(args, "fail_above", ())) and not (
         slice_specs(args, args.dataset if args.train is None else None)
     ):
@@ -515,6 +517,8 @@ def run_audit(args: argparse.Namespace) -> int:
         verdict += slice_report.lines()
     if reconstruction is not None:
         verdict.append(f"Reconstruction from the model file: {reconstruction.sentence()}")
+    named = named_of(args, result, state)  # whom an attacker could name (tabmia.named)
+    verdict += named.lines(context.get("persons") if persons else None)
     md = (
         header
         + "\n## Verdict\n\n"
@@ -524,7 +528,9 @@ def run_audit(args: argparse.Namespace) -> int:
         + markdown_table(table)
     )
     print(terminal_summary(header, state, verdict, summary_table(result.metrics)))
-    gate = evaluate_cli_gate(args, result, slices=slice_report, structure=records_result.structure)
+    gate = evaluate_cli_gate(
+        args, result, slices=slice_report, structure=records_result.structure, named=named
+    )
     write_outputs(
         args,
         result,
@@ -539,11 +545,13 @@ def run_audit(args: argparse.Namespace) -> int:
         slice_report=slice_report,
         reconstruction=reconstruction,
         structure=records_result.structure,
+        named=named,
     )
     print(
         wrapped(
             f"wrote {args.out}/report.html, results.json, results.md, scores.csv.gz, "
             + ("persons.csv.gz, " if persons else "")
+            + "named.csv.gz, "
             + f"roc.png ({elapsed:.1f} s)"
         )
     )

@@ -355,6 +355,7 @@ def write_html_report(
     records_result: Any = None,
     reconstruction: dict[str, Any] | None = None,
     structure_section: tuple[list[str], pd.DataFrame] | None = None,
+    named_section: tuple[list[str], pd.DataFrame, pd.DataFrame] | None = None,
 ) -> Path:
     """Write the audit as one HTML file with embedded plots.
 
@@ -403,6 +404,10 @@ def write_html_report(
         A tree model file's structural findings
         (:class:`tabmia.structure.StructureFindings`): their sentences and table, shown
         as the report's Structure section.
+    named_section : (list of str, DataFrame, DataFrame), default=None
+        Whom an attacker could name at a false-discovery rate (:mod:`tabmia.named`): its
+        sentences, one row per list and the first names of the headline list (contents
+        masked), shown in place of the riskiest records.
 
     The verdict box opens with the audit's state (risk shown, risk not shown, cannot
     tell) and holds every plausibility finding, each marked as what it does: makes the
@@ -573,9 +578,13 @@ def write_html_report(
                 frozenset(blind_attacks(dp_result)),
             )
         )
+    if named_section is not None:
+        parts.append(_named_html(*named_section))
     if getattr(result, "unit", "record") == "person" or "record" not in result.scores:
         if person_tables is not None:
             parts.append(_person_section(*person_tables, context or {}))
+        return _finish(path, parts, version, date, command)
+    if named_section is not None:  # the named list replaces the riskiest records
         return _finish(path, parts, version, date, command)
     risky = riskiest_records(result.scores, top_k=top_k)
     # short headers and no count column (the list of flagging attacks shows it): one
@@ -618,6 +627,30 @@ def write_html_report(
         + "</div>"
     )
     return _finish(path, parts, version, date, command)
+
+
+def _named_html(lines: list[str], lists: pd.DataFrame, names: pd.DataFrame) -> str:
+    """Whom an attacker could name (:mod:`tabmia.named`), as HTML."""
+    esc = html.escape
+    out = (
+        "<h2>Whom an attacker could name</h2><ul>"
+        + "".join(f"<li>{esc(line)}</li>" for line in lines)
+        + "</ul><p class='note'>Each candidate's conformal p-value against the attacker's "
+        "public records (the null its threshold is chosen from), Benjamini-Hochberg at "
+        "the false-discovery rate; across attacks the Bonferroni-adjusted smallest "
+        "p-value. The audit knows who the members are: the realised false-discovery "
+        "proportion (non-members named / named) is shown with its interval. It is the "
+        "attacker's list, not a list of everyone at risk.</p>"
+    )
+    if len(lists):
+        out += "<div class='wide'>" + table_html(lists, css_class="fit") + "</div>"
+    if len(names):
+        out += (
+            f"<h3>Named (first {len(names)})</h3><p class='note'>Row index in the data "
+            "(or person id), whether the model trained on it, its p-value. Contents are "
+            "masked.</p><div class='wide'>" + table_html(names, css_class="fit") + "</div>"
+        )
+    return out
 
 
 def _finish(path: Path, parts: list[str], version: str, date: str, command: str | None) -> Path:

@@ -36,10 +36,13 @@ _TOL = 1e-9
 
 @dataclass(frozen=True)
 class RiskLimit:
-    """One limit of the gate: ``metric`` (``"tpr"``, ``"slice_tpr"``, ``"auc"``,
-    ``"epsilon"`` or ``"structure:<finding>"``) at most ``limit``; ``fpr`` is the FPR of a ``"tpr"`` or ``"slice_tpr"``
+    """One limit of the gate: ``metric`` (``"tpr"``, ``"slice_tpr"``, ``"named"``, ``"auc"``,
+    ``"epsilon"`` or ``"structure:<finding>"``) at most ``limit``; ``fpr`` is the FPR of a
+    ``"tpr"`` or ``"slice_tpr"``
     limit (``slice:tpr@0.01=0.1``: the worst slice's TPR at a threshold calibrated on that
-    slice's own public records)."""
+    slice's own public records), and the false-discovery rate ``q`` of a ``"named"`` one
+    (``named@0.1=0``: no member named at FDR 10 %; ``named@0.1=0.01``: at most 1 % of the
+    members, :mod:`tabmia.named`)."""
 
     metric: str
     limit: float
@@ -47,7 +50,9 @@ class RiskLimit:
 
     @property
     def name(self) -> str:
-        """``tpr@0.01``, ``slice:tpr@0.01``, ``auc`` or ``epsilon``."""
+        """``tpr@0.01``, ``slice:tpr@0.01``, ``named@0.1``, ``auc`` or ``epsilon``."""
+        if self.metric == "named":  # fpr holds the list's false-discovery rate q
+            return f"named@{self.fpr:g}"
         if self.metric == "tpr":
             return f"tpr@{self.fpr:g}"
         return f"slice:tpr@{self.fpr:g}" if self.metric == "slice_tpr" else self.metric
@@ -88,6 +93,8 @@ class RiskLimit:
             if not 0.0 <= limit < 1.0:
                 raise ValueError(f"{text!r}: a TPR limit must be in [0, 1), got {limit:g}")
             return cls("slice_tpr" if sliced else "tpr", limit, fpr)
+        if key.startswith("named@"):
+            return cls._parse_named(text, key, limit)
         if key == "auc":
             if not 0.0 <= limit < 1.0:
                 raise ValueError(f"{text!r}: an AUC limit must be in [0, 1), got {limit:g}")
@@ -110,8 +117,26 @@ class RiskLimit:
             return cls("epsilon", limit)
         raise ValueError(
             f"{text!r}: unknown metric {key!r}; use tpr@<fpr> (e.g. tpr@0.01), "
-            "slice:tpr@<fpr>, auc, epsilon or structure:<finding> (e.g. structure:alone)"
+            "slice:tpr@<fpr>, named@<q>, auc, epsilon or structure:<finding> "
+            "(e.g. structure:alone)"
         )
+
+    @classmethod
+    def _parse_named(cls, text: str, key: str, limit: float) -> RiskLimit:
+        """``named@<q>=<limit>``: members an attacker names at FDR ``q``; a limit of 1 or
+        more (or 0) counts them, one in (0, 1) is their share of the members."""
+        try:
+            q = float(key.split("@", 1)[1])
+        except ValueError:
+            raise ValueError(f"{text!r}: the FDR in {key!r} is not a number") from None
+        if not 0.0 < q < 1.0:
+            raise ValueError(f"{text!r}: the FDR q must be in (0, 1), got {q:g}")
+        if not (limit == 0 or 0.0 < limit < 1.0 or (limit >= 1 and limit == int(limit))):
+            raise ValueError(
+                f"{text!r}: a named limit is a count (0, 1, 2, ...) or a share of the "
+                f"members in (0, 1), got {limit:g}"
+            )
+        return cls("named", limit, q)
 
 
 def parse_limits(specs: str | Iterable[str]) -> tuple[RiskLimit, ...]:

@@ -300,6 +300,24 @@ def _run_variant(
         seconds=time.perf_counter() - t0,
         models_trained=trained,
         models_used=used,
+        named=_named_counts(audit),
         target=target,
         person_metrics=person_metrics,
     )
+
+
+def _named_counts(audit: Any) -> dict[str, Any] | None:
+    """The variant's headline named list at the default FDR (:mod:`tabmia.named`): how
+    many members an attacker with the public data could name, and how many wrongly."""
+    from tabmia.named import DEFAULT_Q, named_members
+
+    row = named_members(audit, DEFAULT_Q, n_resamples=20).headline_row()
+    if row is None:
+        return None
+    return {
+        "q": DEFAULT_Q,
+        "n_named": int(row["n_named"]),
+        "n_wrong": int(row["n_wrong"]),
+        "n_members": int(row["n_members"]),
+        "status": str(row["status"]),
+    }

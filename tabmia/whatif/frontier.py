@@ -165,7 +165,9 @@ def frontier_table(result: Any) -> pd.DataFrame:
     ``delta_utility`` [``delta_utility_low``, ``delta_utility_high``], ``accuracy``,
     ``roc_auc``, ``log_loss``, ``gate`` (below / above / unresolved), ``passes``,
     ``epsilon``, ``delta``, ``dp_epsilon_lower``, ``dp_claim``, ``seconds``,
-    ``models_trained``, ``models_used``, ``label_only``, ``notes``, ``n_members`` (member
+    ``models_trained``, ``models_used``, ``label_only``, ``named`` and ``named_wrong``
+    (members an attacker could name at FDR 0.1, :mod:`tabmia.named`, and the non-members
+    among them, summed over repeats), ``notes``, ``n_members`` (member
     records, pooled over repeats); with person ids the person-level risk ``person_tpr``
     [``person_tpr_low``, ``person_tpr_high``], ``person_fpr``, ``person_attack``,
     ``n_member_persons``, ``n_nonmember_persons`` (NaN / 0 without); the risk
@@ -237,6 +239,7 @@ def frontier_table(result: Any) -> pd.DataFrame:
                 "models_trained": int(sum(x.models_trained for x in runs)),
                 "models_used": int(sum(x.models_used for x in runs)),
                 "label_only": bool(runs[0].label_only),
+                **_named_of(runs),
                 "notes": notes,
             }
         )
@@ -332,6 +335,19 @@ def _stated_risk(table: pd.DataFrame, variants: list[Any]) -> pd.DataFrame:
                 "outputs): its risk is stated at that",
             ]
     return t
+
+
+def _named_of(runs: list) -> dict[str, Any]:
+    """Members named at the default FDR (:mod:`tabmia.named`), summed over the variant's
+    repeats, and how many of them wrongly; None where a repeat has no list."""
+    found = [getattr(r, "named", None) for r in runs]
+    counts = [c for c in found if c is not None]
+    if len(counts) < len(found):
+        return {"named": None, "named_wrong": None}
+    return {
+        "named": int(sum(c["n_named"] for c in counts)),
+        "named_wrong": int(sum(c["n_wrong"] for c in counts)),
+    }
 
 
 def pareto_front(

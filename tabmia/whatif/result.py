@@ -61,6 +61,10 @@ class VariantRun:
         with another variant not counted).
     models_used : int
         Shadow / reference models its attacks used.
+    named : dict or None
+        Its audit's headline named list at FDR :data:`tabmia.named.DEFAULT_Q`
+        (:func:`tabmia.named.named_members`): ``q``, ``n_named``, ``n_wrong``,
+        ``n_members``, ``status``; None where no attack gives one.
     from_store : bool
         Loaded from the output folder instead of run.
     target : object or None
@@ -88,6 +92,7 @@ class VariantRun:
     seconds: float = 0.0
     models_trained: int = 0
     models_used: int = 0
+    named: dict[str, Any] | None = None
     from_store: bool = False
     target: Any = field(default=None, repr=False)
     person_metrics: pd.DataFrame | None = None

@@ -178,6 +178,19 @@ def markdown_report(result: Any) -> str:
             f"{_num(r['utility'])} | {_signed(r['delta_utility'])} [{_signed(r['delta_utility_low'])}, "
             f"{_signed(r['delta_utility_high'])}] | {r['gate']} | {'yes' if r['on_front'] else ''} | {eps} |"
         )
+    if "named" in t and t["named"].notna().any():
+        out += [
+            "",
+            "Members an attacker with the public data could name at FDR 10 % "
+            "(tabmia.named; of them non-members):",
+            "",
+        ]
+        out += ["| variant | named | of them non-members |", "|---|---|---|"]
+        out += [
+            f"| {r['variant']} | {'' if pd.isna(r['named']) else int(r['named'])} | "
+            f"{'' if pd.isna(r['named_wrong']) else int(r['named_wrong'])} |"
+            for _, r in t.iterrows()
+        ]
     out += [
         "",
         "FPR delivered by each attack's own threshold on the non-member candidate records:",
