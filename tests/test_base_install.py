@@ -45,6 +45,8 @@ MODULES = {
     "fairlearn": ("fairlearn",),
     "diffprivlib": ("diffprivlib",),
     "opacus": ("opacus",),
+    "ortools": ("ortools",),
+    "mlflow": ("mlflow",),
     "pytest": (),
 }
 #: Extras that are tools, not parts of tabmia (the site, the linters).

@@ -19,7 +19,9 @@ from sklearn.linear_model import LinearRegression
 
 from tabmia.cli import main
 
-OUTPUTS = {"report.html", "results.json", "results.md", "scores.csv.gz", "roc.png"}
+OUTPUTS = {
+    "report.html", "results.json", "results.md", "scores.csv.gz", "roc.png", "named.csv.gz"
+}
 
 
 def test_built_in_audit_writes_every_file(tmp_path, capsys):
@@ -35,7 +37,7 @@ def test_built_in_audit_writes_every_file(tmp_path, capsys):
     assert "| loss |" in (out / "results.md").read_text()
     assert captured.err == "" and "warnings" not in payload["context"]  # an honest game
     html = (out / "report.html").read_text()
-    assert "data:image/png;base64," in html and "Riskiest training records" in html
+    assert "data:image/png;base64," in html and "Whom an attacker could name" in html
 
 
 @pytest.fixture()

@@ -53,7 +53,17 @@ def structure_findings(model: Any, X: Any, y: Any) -> Any:
     try:
         return structural_findings(model, X, y)
     except ValueError as exc:  # a tree whose splits tabmia does not read (categorical)
-        raise UsageError(f"--model-file: cannot read its leaves: {exc}") from exc
+        # the findings come unasked: the audit goes on without them, and says so
+        import warnings
+
+        from tabmia.exceptions import RunNote
+
+        warnings.warn(
+            f"no Structure section: cannot read the model's leaves ({exc})",
+            RunNote,
+            stacklevel=2,
+        )
+        return None
 
 
 def structure_section(findings: Any) -> tuple[list[str], Any]:

@@ -116,4 +116,5 @@ def read_xgboost(estimator: Any) -> TreeLeaves:
 def _matrix(X: Any) -> Any:
     import xgboost
 
-    return xgboost.DMatrix(X)
+    # a model trained on pandas categories reads them only with this flag
+    return xgboost.DMatrix(X, enable_categorical=True)
