@@ -221,7 +221,10 @@ def test_cli_audits_registry_uris_with_the_scores_of_the_fitted_objects(
         pd.testing.assert_frame_equal(read[0], read[1])
         payload = json.loads((tmp_path / "uri" / "results.json").read_text())
         assert payload["context"]["model"].startswith(f"{uri} (MLflow sklearn flavour")
-        assert payload["attacker"]["sees"] == "probabilities"
+        # the attacks see probabilities; the forest's file also gave a Structure section,
+        # so the strongest view of the evidence file is white-box
+        assert {a["sees"] for a in payload["attacker"]["attacks"]} == {"probabilities"}
+        assert payload["attacker"]["sees"] == "white-box" and payload["structure"]
     assert "(MLflow sklearn flavour, audited with its probabilities)" in capsys.readouterr().out
 
 
