@@ -85,7 +85,10 @@ def test_every_audit_writes_a_valid_evidence_file(files, tmp_path, case):
     assert payload["unit"] == ("person" if persons else "record")
     assert coverage["membership_per_person"]["status"] == ("run" if persons else "not run")
     assert coverage["dp_claim"]["status"] == ("run" if persons else "not run")
-    assert payload["attacker"]["sees"] == ("labels" if case == "label-only" else "probabilities")
+    sees = "labels" if case == "label-only" else "probabilities"
+    assert {a["sees"] for a in payload["attacker"]["attacks"]} == {sees}
+    # a tree model's file also gives a Structure section: the evidence's strongest view
+    assert payload["attacker"]["sees"] == ("white-box" if payload.get("structure") else sees)
     # every attack's own-threshold TPR, with its unit, interval and both FPRs
     own = [r for r in payload["rates"] if r["measure"] == "tpr_at_own_threshold"]
     metrics = payload["metrics"] + payload.get("record_metrics", [])
