@@ -472,7 +472,9 @@ def test_cli_audit_holds_the_records_through_the_attacks_only_to_show_them(
         assert alive["training"] is False
     html = (tmp_path / "o" / "report.html").read_text()
     assert ("record contents: " in html) == show_records
-    assert ("••• masked" in html) != show_records
+    # without --show-records no content reaches the page (the named list masks its rows,
+    # and here, the loss attack's scores tied, it names nobody)
+    assert show_records or "Riskiest training records" not in html
 
 
 @pytest.mark.parametrize("keep_attacks", [True, False])

@@ -584,7 +584,9 @@ def write_html_report(
         if person_tables is not None:
             parts.append(_person_section(*person_tables, context or {}))
         return _finish(path, parts, version, date, command)
-    if named_section is not None:  # the named list replaces the riskiest records
+    if named_section is not None and not (show_records and records is not None):
+        # the named list replaces the riskiest records; --show-records keeps their table,
+        # the one place the report shows training records' contents
         return _finish(path, parts, version, date, command)
     risky = riskiest_records(result.scores, top_k=top_k)
     # short headers and no count column (the list of flagging attacks shows it): one
