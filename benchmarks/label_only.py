@@ -125,6 +125,7 @@ def _cell(name: str, X: Any, y: np.ndarray, sizes: tuple, seed: int, args: Any) 
     from tabmia.exceptions import RunNote
     from tabmia.experiment import run_attacks
     from tabmia.recipes import make_model
+    from tabmia.settings import RunSettings
     from tabmia.target import concat_rows, take_rows
 
     train, public, out = _split(len(y), sizes, seed)
@@ -137,7 +138,8 @@ def _cell(name: str, X: Any, y: np.ndarray, sizes: tuple, seed: int, args: Any) 
         warnings.simplefilter("always")
         frames, rows, fitted = run_attacks(
             model, _attacks(args.n_shadow, args.quick), take_rows(X, public), y[public],
-            X_cand, y_cand, member, seed=seed, fprs=FPRS, gammas=(1.0,), train_size=train.size,
+            X_cand, y_cand, member, seed=seed, settings=RunSettings(fprs=FPRS, gammas=(1.0,)),
+            train_size=train.size,
         )
     cell = {"seed": seed, "notes": sorted({str(w.message) for w in caught
                                            if issubclass(w.category, RunNote)}), "train_accuracy": float(np.mean(model.predict(take_rows(X, train))

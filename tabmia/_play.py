@@ -18,6 +18,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from tabmia._memory import release_freed_memory
+from tabmia._progress import progress_label
 from tabmia.attacks import membership_tags
 from tabmia.exceptions import (
     FPRFallbackWarning,
@@ -26,9 +27,13 @@ from tabmia.exceptions import (
     UnresolvableFPRError,
 )
 from tabmia.metrics import attack_metrics
+from tabmia.report.verdict import RECIPE_SEPARATOR, attack_recipes
+from tabmia.settings import RunSettings
 from tabmia.target import as_target, concat_rows
 
 __all__ = ["run_attacks"]
+
+_DEFAULT_SETTINGS = RunSettings()
 
 
 def run_attacks(
@@ -41,14 +46,10 @@ def run_attacks(
     member: np.ndarray,
     *,
     seed: int,
-    fprs: tuple[float, ...],
-    gammas: tuple[float, ...],
-    verbose: bool = False,
+    settings: RunSettings = _DEFAULT_SETTINGS,
     extra_columns: dict[str, Any] | None = None,
     repeat: int = 0,
-    fpr_fallback: bool = False,
     train_size: int | None = None,
-    keep_attacks: bool = True,
     public_columns: dict[str, Any] | None = None,
     calibration: list[pd.DataFrame] | None = None,
 ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
@@ -59,6 +60,11 @@ def run_attacks(
     the candidates, whose membership they are not told (only which pool records are
     the public ones, ``known_nonmembers``, the known non-members of the target).
     Progress bars of shadow training are labelled ``"seed <repeat>: <name>"``.
+
+    ``settings`` (:class:`~tabmia.settings.RunSettings`) gives the metrics' levels
+    (``fprs``, ``gammas``), ``fpr_fallback``, ``keep_attacks``, ``verbose``, and the
+    ``n_jobs``, ``device`` and ``max_memory`` of the attacks that take them (its
+    ``random_state`` is the runner's: each attack gets the round's ``seed``).
 
     With ``fpr_fallback=True``, an attack whose calibration records cannot promise its
     ``fpr`` aims at the smallest FPR they can promise instead of failing (the settings
@@ -110,64 +116,26 @@ def run_attacks(
     UnresolvableFPRError
         From an attack's ``fit``, with ``attack`` set to its name.
     """
-    from tabmia._progress import progress_label
-    from tabmia.report.verdict import RECIPE_SEPARATOR, attack_recipes
-
     _check_outputs(target, attacks)
     frames, rows, fitted = [], [], []
     public_columns = public_columns or {}
-    public_persons = public_columns.get("person")
-    candidate_persons = (extra_columns or {}).get("person")
+    extra_columns = extra_columns or {}
+    candidate_persons = extra_columns.get("person")
     # persons and slices need each calibration score's record; the named list
     # (tabmia.named) only the scores, which every audit keeps
     by_record = bool(set(public_columns) - {"record"})
     for name, proto in attacks.items():
         # what the split or the attack before freed, returned before this one trains
         release_freed_memory()
-        attack = clone(proto).set_params(target=target)
-        tags = membership_tags(attack)
-        settings: dict[str, Any] = (
-            {"random_state": seed} if "random_state" in tags.runner_settings else {}
-        )
-        if train_size is not None and tags.train_size_param is not None:
-            # shadows learn what the target learned only from as many records
-            settings[tags.train_size_param] = int(train_size)
-        if fpr_fallback:
-            settings.update(tags.fpr_fallback)
-        attack.set_params(**settings)
+        attack = _prepared(proto, target, seed, train_size, settings)
         t0 = time.perf_counter()
-        caught: list = []
-        try:
-            with (
-                progress_label(f"seed {repeat}: {name}"),
-                warnings.catch_warnings(record=True) as caught,
-            ):
-                warnings.simplefilter("always", FPRFallbackWarning)
-                if tags.fit_includes_candidates:
-                    # the public records are the pool's known non-members (its calibration)
-                    known = np.r_[np.ones(len(y_public), bool), np.zeros(len(y_candidates), bool)]
-                    pool_persons = (
-                        None
-                        if public_persons is None
-                        else np.r_[np.asarray(public_persons), np.asarray(candidate_persons)]
-                    )
-                    attack.fit(
-                        concat_rows([X_public, X_candidates]),
-                        np.r_[y_public, y_candidates],
-                        known_nonmembers=known,
-                        **({} if pool_persons is None else {"groups": pool_persons}),
-                    )
-                else:
-                    attack.fit(
-                        X_public,
-                        y_public,
-                        **({} if public_persons is None else {"groups": public_persons}),
-                    )
-        except UnresolvableFPRError as exc:
-            exc.attack = name
-            raise
-        finally:
-            _reissue(caught, name)
+        _fit(
+            attack,
+            name,
+            f"seed {repeat}: {name}",
+            (X_public, y_public, public_columns.get("person")),
+            (X_candidates, y_candidates, candidate_persons),
+        )
         t1 = time.perf_counter()
         # a candidate person's records are scored alike, as a public person's are
         s = attack.decision_function(
@@ -176,37 +144,11 @@ def run_attacks(
             **({} if candidate_persons is None else {"groups": candidate_persons}),
         )
         t2 = time.perf_counter()
-        threshold = attack.threshold_
-        m = attack_metrics(
-            member, s, threshold=threshold, fprs=fprs, gammas=gammas, random_state=seed
-        )
-        aim = attack.fpr_
-        row = {
-            "seed": seed,
-            "attack": name,
-            **m,
-            "fpr_target": aim,
-            "fpr_requested": attack.fpr if aim is not None else None,
-            "fit_seconds": t1 - t0,
-            "score_seconds": t2 - t1,
-            "n_queries": int(attack.target_.n_queries_),
-        }
-        if tags.reports_model_size:
-            row["shadow_train_size"] = attack.shadow_train_size_
-            row["shadow_size_note"] = attack.shadow_size_note_
-            if attack.shadow_size_note_ and train_size is not None:
-                warnings.warn(
-                    f"{name}: {attack.shadow_size_note_}", ShadowSizeWarning, stacklevel=2
-                )
-        recipes = attack_recipes(attack)
-        if recipes:  # what the report names, once the attack is let go
-            row["model_recipe"] = RECIPE_SEPARATOR.join(recipes)
-        population: Any = getattr(attack, "population_", None)
-        if hasattr(population, "n_trained_"):
-            row["n_models"] = int(population.statistics_.shape[0])
-            row["n_models_trained"] = int(population.n_trained_)
+        row = _result_row(attack, name, member, s, seed, settings, (t1 - t0, t2 - t1))
+        if row.get("shadow_size_note") and train_size is not None:
+            warnings.warn(f"{name}: {row['shadow_size_note']}", ShadowSizeWarning, stacklevel=2)
         rows.append(row)
-        if calibration is not None and aim is not None:
+        if calibration is not None and attack.fpr_ is not None:
             kept = _calibration_frame(attack, name, public_columns, by_record)
             if kept is not None:
                 calibration.append(kept)
@@ -214,19 +156,117 @@ def run_attacks(
             pd.DataFrame(
                 {
                     "attack": name,
-                    **(extra_columns or {}),
+                    **extra_columns,
                     "member": member,
                     "score": s,
-                    "flagged": s >= threshold,
+                    "flagged": s >= attack.threshold_,
                 }
             )
         )
-        if keep_attacks:
+        if settings.keep_attacks:
             fitted.append(attack)
-        del attack, population  # not held while the next attack trains
-        if verbose:
-            print(f"  {name}: AUC {m['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
+        del attack  # not held while the next attack trains
+        if settings.verbose:
+            print(f"  {name}: AUC {row['auc']:.3f} ({t2 - t0:.1f} s)", flush=True)
     return frames, rows, fitted
+
+
+def _prepared(
+    proto: Any, target: Any, seed: int, train_size: int | None, settings: RunSettings
+) -> Any:
+    """A clone of ``proto`` aimed at ``target``, with the runner's settings it takes."""
+    attack = clone(proto).set_params(target=target)
+    tags = membership_tags(attack)
+    params: dict[str, Any] = (
+        {"random_state": seed} if "random_state" in tags.runner_settings else {}
+    )
+    if train_size is not None and tags.train_size_param is not None:
+        # shadows learn what the target learned only from as many records
+        params[tags.train_size_param] = int(train_size)
+    params.update(settings.attack_params(tags.runner_settings))
+    if settings.fpr_fallback:
+        params.update(tags.fpr_fallback)
+    return attack.set_params(**params)
+
+
+def _fit(attack: Any, name: str, label: str, public: tuple, candidates: tuple) -> None:
+    """Fit ``attack`` on the public records ``(X, y, persons)``, or on the public records
+    and the ``candidates`` where its tags say it fits on both; its warnings are issued
+    again, an FPR fallback named by ``name``."""
+    X_public, y_public, public_persons = public
+    X_candidates, y_candidates, candidate_persons = candidates
+    caught: list = []
+    try:
+        with progress_label(label), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", FPRFallbackWarning)
+            if membership_tags(attack).fit_includes_candidates:
+                # the public records are the pool's known non-members (its calibration)
+                known = np.r_[np.ones(len(y_public), bool), np.zeros(len(y_candidates), bool)]
+                pool_persons = (
+                    None
+                    if public_persons is None
+                    else np.r_[np.asarray(public_persons), np.asarray(candidate_persons)]
+                )
+                attack.fit(
+                    concat_rows([X_public, X_candidates]),
+                    np.r_[y_public, y_candidates],
+                    known_nonmembers=known,
+                    **({} if pool_persons is None else {"groups": pool_persons}),
+                )
+            else:
+                attack.fit(
+                    X_public,
+                    y_public,
+                    **({} if public_persons is None else {"groups": public_persons}),
+                )
+    except UnresolvableFPRError as exc:
+        exc.attack = name
+        raise
+    finally:
+        _reissue(caught, name)
+
+
+def _result_row(
+    attack: Any,
+    name: str,
+    member: np.ndarray,
+    s: np.ndarray,
+    seed: int,
+    settings: RunSettings,
+    seconds: tuple[float, float],
+) -> dict[str, Any]:
+    """The metrics row of one fitted attack's scores ``s``: its metrics at its own
+    threshold, what it aimed at, its times and queries, and what it trained."""
+    m = attack_metrics(
+        member,
+        s,
+        threshold=attack.threshold_,
+        fprs=settings.fprs,
+        gammas=settings.gammas,
+        random_state=seed,
+    )
+    aim = attack.fpr_
+    row = {
+        "seed": seed,
+        "attack": name,
+        **m,
+        "fpr_target": aim,
+        "fpr_requested": attack.fpr if aim is not None else None,
+        "fit_seconds": seconds[0],
+        "score_seconds": seconds[1],
+        "n_queries": int(attack.target_.n_queries_),
+    }
+    if membership_tags(attack).reports_model_size:
+        row["shadow_train_size"] = attack.shadow_train_size_
+        row["shadow_size_note"] = attack.shadow_size_note_
+    recipes = attack_recipes(attack)
+    if recipes:  # what the report names, once the attack is let go
+        row["model_recipe"] = RECIPE_SEPARATOR.join(recipes)
+    population: Any = getattr(attack, "population_", None)
+    if hasattr(population, "n_trained_"):
+        row["n_models"] = int(population.statistics_.shape[0])
+        row["n_models_trained"] = int(population.n_trained_)
+    return row
 
 
 def _calibration_frame(
@@ -276,6 +316,6 @@ def _reissue(caught: list, name: str) -> None:
     for w in caught:
         if issubclass(w.category, FPRFallbackWarning):
             text = str(w.message).split(": ", 1)[-1]
-            warnings.warn(f"{name}: {text}", FPRFallbackWarning, stacklevel=3)
+            warnings.warn(f"{name}: {text}", FPRFallbackWarning, stacklevel=4)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -8,6 +8,7 @@ the public part and scores the training records and the non-member candidates.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any
 
@@ -21,6 +22,7 @@ from tabmia.exceptions import DuplicateRecordsWarning, PlausibilityWarning, RunN
 from tabmia.experiment import ExperimentResult, MembershipRound
 from tabmia.metrics import check_audit_size
 from tabmia.plausibility import check_attack_scores, check_inputs, check_persons
+from tabmia.settings import RunSettings
 from tabmia.splits import MembershipSplit, record_meta, slice_frame
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
@@ -47,6 +49,7 @@ def audit_model(
     groups_train: Any = None,
     groups_population: Any = None,
     slices: Any = None,
+    settings: RunSettings | None = None,
 ) -> ExperimentResult:
     """Run attacks against a fitted model on its own training records.
 
@@ -99,6 +102,12 @@ def audit_model(
         says so); or the labels of the training and of the population records. Carried
         as ``slice:<name>`` columns of ``scores`` and ``calibration``; the model never
         sees them beyond its own columns. :func:`tabmia.slices.slice_report` reads them.
+    settings : RunSettings, default=None
+        The run's settings in one object (:class:`tabmia.settings.RunSettings`), in place
+        of ``fprs``, ``gammas``, ``random_state``, ``verbose``, ``fpr_fallback`` and
+        ``keep_attacks`` (which must then keep their defaults); it also gives the attacks
+        that take them their ``n_jobs``, ``device`` and ``max_memory``. A runner builds it
+        once and hands it to each audit it makes.
 
     The game is one :class:`~tabmia.experiment.MembershipRound`, played as every
     runner plays its seeds. Shadow and reference models are trained on as many records as the model was (the
@@ -131,71 +140,38 @@ def audit_model(
         position in the training file for members and in the population file for
         non-members; ``source`` says which.
     """
-    if not isinstance(attacks, dict) or not attacks:
-        raise ValueError("attacks must be a non-empty dict of name -> attack")
-    if not 0.0 < public_fraction < 1.0:
-        raise ValueError(f"public_fraction must be in (0, 1), got {public_fraction}")
-    y_train, y_population = np.asarray(y_train), np.asarray(y_population)
-    for name, n, y in (
-        ("training", n_rows(X_train), y_train),
-        ("population", n_rows(X_population), y_population),
-    ):  # counts, not the records: a loop variable would hold them past the split
-        if n != y.shape[0]:
-            raise ValueError(f"the {name} data has {n} records but {y.shape[0]} labels")
-    n_pop_rows = n_rows(X_population)
-    if isinstance(X_train, pd.DataFrame) and isinstance(X_population, pd.DataFrame):
-        missing = [c for c in X_train.columns if c not in X_population.columns]
-        if missing:
-            raise ValueError(f"the population data lacks training columns {missing[:10]}")
-        X_population = X_population[list(X_train.columns)]
-    persons = _checked_persons(groups_train, groups_population, n_rows(X_train), n_pop_rows)
+    settings = _run_settings(
+        settings,
+        fprs=fprs,
+        gammas=gammas,
+        random_state=random_state,
+        verbose=verbose,
+        fpr_fallback=fpr_fallback,
+        keep_attacks=keep_attacks,
+    )
+    y_train, y_population, X_population = _checked_records(
+        attacks, public_fraction, X_train, y_train, X_population, y_population
+    )
+    persons = _checked_persons(
+        groups_train, groups_population, n_rows(X_train), n_rows(X_population)
+    )
     meta_train, meta_pop, slice_notes = _slice_frames(slices, X_train, X_population)
     for note in slice_notes:
         warnings.warn(f"slices: {note}", RunNote, stacklevel=2)
-    shared = shared_mask(X_train, y_train, X_population, y_population)
-    if shared.any():
-        warnings.warn(
-            f"{int(shared.sum())} of {shared.size} training records also appear in the "
-            "population data (same features and label): a record cannot be both a member "
-            "and a non-member, so the results understate what an attacker learns. Remove "
-            "them from the population data",
-            DuplicateRecordsWarning,
-            stacklevel=2,
-        )
-    rng = check_random_state(random_state)
+    _warn_shared(X_train, y_train, X_population, y_population)
+    rng = check_random_state(settings.random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max))
-    # population and members are drawn person by person (each record its own person
-    # without groups: the same draws as before groups existed)
-    pop_codes = person_codes(persons[1]) if persons else np.arange(n_rows(X_population))
-    train_codes = person_codes(persons[0]) if persons else np.arange(n_rows(X_train))
-    n_pop = int(pop_codes.max()) + 1 if pop_codes.size else 0
-    perm = rng.permutation(n_pop)
-    n_public = int(round(public_fraction * n_pop))
-    if n_public < 1 or n_public >= n_pop:
-        what = "persons" if persons else "records"
-        raise ValueError(f"{n_pop} population {what} cannot be split into public and candidates")
-    public = np.flatnonzero(np.isin(pop_codes, perm[:n_public]))
-    nonmembers = np.flatnonzero(np.isin(pop_codes, perm[n_public:]))
-    members = np.arange(n_rows(X_train))
-    n_train_persons = int(train_codes.max()) + 1 if train_codes.size else 0
-    if max_members is not None and n_train_persons > max_members:
-        kept = rng.choice(n_train_persons, max_members, replace=False)
-        members = np.flatnonzero(np.isin(train_codes, kept))
-    check_audit_size(members.size, nonmembers.size)
-    # -- plausibility of the inputs, before any attack (tabmia.plausibility) ---------
-    # an int seed gives the label test's Monte Carlo tables the same draws as a CLI
-    # pre-check with that seed, so both report one message
-    check_seed = random_state if isinstance(random_state, (int, np.integer)) else 0
-    findings = (
-        check_inputs(target, X_train, y_train, X_population, y_population, random_state=check_seed)
-        if check_plausibility
-        else []
+    members, nonmembers, public = _drawn_split(
+        rng, persons, n_rows(X_train), n_rows(X_population), public_fraction, max_members
     )
-    if persons:
-        findings = [*findings, *check_persons(*persons)]
-    for finding in findings:
-        warnings.warn(str(finding), PlausibilityWarning, stacklevel=2)
-    # ----------------------------------------------------------------------------------
+    check_audit_size(members.size, nonmembers.size)
+    findings = _input_findings(
+        target,
+        (X_train, y_train, X_population, y_population),
+        persons,
+        settings,
+        check_plausibility,
+    )
     # the model's accuracy now, not after the attacks: neither the population's records
     # nor the training records are needed past the split, and a caller that hands them
     # over frees them here (the candidates hold a copy of those they score)
@@ -208,44 +184,16 @@ def audit_model(
             }
         ]
     )
-    member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
-    game = MembershipRound(
-        seed=seed,
-        X_public=take_rows(X_population, public),
-        y_public=y_population[public],
-        X_candidates=concat_rows(
-            [
-                # every training record, in order: no copy of them before the one concat makes
-                X_train if members.size == n_rows(X_train) else take_rows(X_train, members),
-                take_rows(X_population, nonmembers),
-            ]
-        ),
-        y_candidates=np.r_[y_train[members], y_population[nonmembers]],
-        member=member,
-        columns={
-            "record": np.r_[members, nonmembers],
-            # a category, not ten million strings copied into every attack's frame
-            "source": pd.Categorical.from_codes(
-                (~member).astype(np.int8), categories=["train", "population"]
-            ),
-            **_stacked_meta(members, nonmembers, persons, meta_train, meta_pop),
-        },
-        train_size=n_rows(X_train),
-        target=target,
-        public_columns={
-            "record": public,
-            **record_meta(public, persons[1] if persons else None, meta_pop),
-        },
+    game = _round(
+        target,
+        seed,
+        (X_train, y_train, X_population, y_population),
+        (members, nonmembers, public),
+        persons,
+        (meta_train, meta_pop),
     )
     del X_train, X_population  # the round holds its public records and candidates
-    frames, rows, fitted = game.play(
-        attacks,
-        fprs=fprs,
-        gammas=gammas,
-        verbose=verbose,
-        fpr_fallback=fpr_fallback,
-        keep_attacks=keep_attacks,
-    )
+    frames, rows, fitted = game.play(attacks, settings=settings)
     kept = game.calibration
     del game  # its candidates and public records, before the frames are joined
     # -- plausibility of the results: an AUC below chance (tabmia.plausibility) -------
@@ -266,6 +214,158 @@ def audit_model(
         attacks=fitted,
         findings=tuple(findings) + tuple(after),
         calibration=calibration,
+    )
+
+
+def _run_settings(settings: RunSettings | None, **keywords: Any) -> RunSettings:
+    """``settings``, or the settings of ``keywords``; both where the keywords keep their
+    defaults is refused, so that no value is silently one or the other's."""
+    if settings is None:
+        return RunSettings(**keywords)
+    defaults = inspect.signature(audit_model).parameters
+    given = [
+        k for k, v in keywords.items() if v is not defaults[k].default and v != defaults[k].default
+    ]
+    if given:
+        raise ValueError(
+            f"give {', '.join(given)} in settings (a RunSettings) or as keywords, not both"
+        )
+    return settings
+
+
+def _checked_records(
+    attacks: Any,
+    public_fraction: float,
+    X_train: Any,
+    y_train: Any,
+    X_population: Any,
+    y_population: Any,
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """The labels as arrays and the population's columns in the training records' order,
+    after the checks of what ``audit_model`` was given."""
+    if not isinstance(attacks, dict) or not attacks:
+        raise ValueError("attacks must be a non-empty dict of name -> attack")
+    if not 0.0 < public_fraction < 1.0:
+        raise ValueError(f"public_fraction must be in (0, 1), got {public_fraction}")
+    y_train, y_population = np.asarray(y_train), np.asarray(y_population)
+    for name, n, y in (
+        ("training", n_rows(X_train), y_train),
+        ("population", n_rows(X_population), y_population),
+    ):  # counts, not the records: a loop variable would hold them past the split
+        if n != y.shape[0]:
+            raise ValueError(f"the {name} data has {n} records but {y.shape[0]} labels")
+    if isinstance(X_train, pd.DataFrame) and isinstance(X_population, pd.DataFrame):
+        missing = [c for c in X_train.columns if c not in X_population.columns]
+        if missing:
+            raise ValueError(f"the population data lacks training columns {missing[:10]}")
+        X_population = X_population[list(X_train.columns)]
+    return y_train, y_population, X_population
+
+
+def _warn_shared(X_train: Any, y_train: Any, X_population: Any, y_population: Any) -> None:
+    """Warn where training records (features and label) are also population records."""
+    shared = shared_mask(X_train, y_train, X_population, y_population)
+    if shared.any():
+        warnings.warn(
+            f"{int(shared.sum())} of {shared.size} training records also appear in the "
+            "population data (same features and label): a record cannot be both a member "
+            "and a non-member, so the results understate what an attacker learns. Remove "
+            "them from the population data",
+            DuplicateRecordsWarning,
+            stacklevel=3,
+        )
+
+
+def _drawn_split(
+    rng: np.random.RandomState,
+    persons: tuple[np.ndarray, np.ndarray] | None,
+    n_train: int,
+    n_population: int,
+    public_fraction: float,
+    max_members: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(members, non-member candidates, public records), drawn from ``rng``."""
+    # population and members are drawn person by person (each record its own person
+    # without groups: the same draws as before groups existed)
+    pop_codes = person_codes(persons[1]) if persons else np.arange(n_population)
+    train_codes = person_codes(persons[0]) if persons else np.arange(n_train)
+    n_pop = int(pop_codes.max()) + 1 if pop_codes.size else 0
+    perm = rng.permutation(n_pop)
+    n_public = int(round(public_fraction * n_pop))
+    if n_public < 1 or n_public >= n_pop:
+        what = "persons" if persons else "records"
+        raise ValueError(f"{n_pop} population {what} cannot be split into public and candidates")
+    public = np.flatnonzero(np.isin(pop_codes, perm[:n_public]))
+    nonmembers = np.flatnonzero(np.isin(pop_codes, perm[n_public:]))
+    members = np.arange(n_train)
+    n_train_persons = int(train_codes.max()) + 1 if train_codes.size else 0
+    if max_members is not None and n_train_persons > max_members:
+        kept = rng.choice(n_train_persons, max_members, replace=False)
+        members = np.flatnonzero(np.isin(train_codes, kept))
+    return members, nonmembers, public
+
+
+def _input_findings(
+    target: Any,
+    data: tuple[Any, Any, Any, Any],
+    persons: tuple[np.ndarray, np.ndarray] | None,
+    settings: RunSettings,
+    check_plausibility: bool,
+) -> list:
+    """The plausibility findings of the inputs, before any attack, each warned of
+    (:mod:`tabmia.plausibility`)."""
+    # an int seed gives the label test's Monte Carlo tables the same draws as a CLI
+    # pre-check with that seed, so both report one message
+    random_state = settings.random_state
+    check_seed = random_state if isinstance(random_state, (int, np.integer)) else 0
+    findings = check_inputs(target, *data, random_state=check_seed) if check_plausibility else []
+    if persons:
+        findings = [*findings, *check_persons(*persons)]
+    for finding in findings:
+        warnings.warn(str(finding), PlausibilityWarning, stacklevel=3)
+    return findings
+
+
+def _round(
+    target: Any,
+    seed: int,
+    data: tuple[Any, np.ndarray, Any, np.ndarray],
+    split: tuple[np.ndarray, np.ndarray, np.ndarray],
+    persons: tuple[np.ndarray, np.ndarray] | None,
+    meta: tuple[pd.DataFrame | None, pd.DataFrame | None],
+) -> MembershipRound:
+    """The audit's one round: the training records ``members`` and the population's
+    ``nonmembers`` as candidates, the population's ``public`` records as public data."""
+    X_train, y_train, X_population, y_population = data
+    members, nonmembers, public = split
+    member = np.r_[np.ones(members.size, bool), np.zeros(nonmembers.size, bool)]
+    return MembershipRound(
+        seed=seed,
+        X_public=take_rows(X_population, public),
+        y_public=y_population[public],
+        X_candidates=concat_rows(
+            [
+                # every training record, in order: no copy of them before the one concat makes
+                X_train if members.size == n_rows(X_train) else take_rows(X_train, members),
+                take_rows(X_population, nonmembers),
+            ]
+        ),
+        y_candidates=np.r_[y_train[members], y_population[nonmembers]],
+        member=member,
+        columns={
+            "record": np.r_[members, nonmembers],
+            # a category, not ten million strings copied into every attack's frame
+            "source": pd.Categorical.from_codes(
+                (~member).astype(np.int8), categories=["train", "population"]
+            ),
+            **_stacked_meta(members, nonmembers, persons, *meta),
+        },
+        train_size=n_rows(X_train),
+        target=target,
+        public_columns={
+            "record": public,
+            **record_meta(public, persons[1] if persons else None, meta[1]),
+        },
     )
 
 

@@ -37,6 +37,7 @@ from tabmia.metrics import (
     check_audit_size,
 )
 from tabmia.plausibility import check_attack_scores
+from tabmia.settings import RunSettings
 from tabmia.splits import (
     MembershipSplit,
     game_seeds,
@@ -188,15 +189,16 @@ class MembershipRound:
         self,
         attacks: dict[str, Any],
         *,
-        fprs: tuple[float, ...],
-        gammas: tuple[float, ...],
+        settings: RunSettings | None = None,
         repeat: int = 0,
-        verbose: bool = False,
-        fpr_fallback: bool = False,
-        keep_attacks: bool = True,
+        **options: Any,
     ) -> tuple[list[pd.DataFrame], list[dict[str, Any]], list[Any]]:
         """Fit ``attacks`` against the target and score the candidates
-        (:func:`run_attacks`); every row and frame is labelled ``repeat``."""
+        (:func:`run_attacks`); every row and frame is labelled ``repeat``.
+
+        ``settings`` (:class:`~tabmia.settings.RunSettings`, its defaults where None)
+        are the run's; ``options`` are fields of it to change for this round
+        (``fprs=``, ``gammas=``, ``fpr_fallback=``, ``verbose=``, ``keep_attacks=``)."""
         frames, rows, fitted = run_attacks(
             self.target,
             attacks,
@@ -206,14 +208,10 @@ class MembershipRound:
             self.y_candidates,
             self.member,
             seed=self.seed,
-            fprs=fprs,
-            gammas=gammas,
-            verbose=verbose,
+            settings=(settings or RunSettings()).replace(**options),
             extra_columns=self.columns,
             repeat=repeat,
-            fpr_fallback=fpr_fallback,
             train_size=self.train_size,
-            keep_attacks=keep_attacks,
             public_columns=self.public_columns,
             calibration=self.calibration,
         )

@@ -24,7 +24,7 @@ API_MODULES = ["tabmia", "tabmia.attacks", "tabmia.metrics", "tabmia.thresholds"
                "tabmia.game", "tabmia.report", "tabmia.gate", "tabmia.named", "tabmia.testing",
                "tabmia.plausibility", "tabmia.shadow", "tabmia.backends", "tabmia.perturb",
                "tabmia.datasets", "tabmia.dp", "tabmia.benchmark", "tabmia.whatif",
-               "tabmia.reconstruction", "tabmia.schema", "tabmia.mlflow"]
+               "tabmia.reconstruction", "tabmia.schema", "tabmia.mlflow", "tabmia.settings"]
 
 
 def api_pages() -> dict[str, list[str]]:

@@ -21,13 +21,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import joblib
 import numpy as np
+from tqdm.auto import tqdm
 
 from tabmia._estimators import clone_unfitted, is_fitted
 from tabmia._groups import check_groups, person_codes
 from tabmia._rows import n_rows, take_rows
 from tabmia._seeding import derived_seed, seed_from
-from tabmia.whatif._variant_audit import _run_variant, _train
+from tabmia.gate import parse_limits
+from tabmia.settings import RunSettings
+from tabmia.shadow._cache import _describe
+from tabmia.whatif._variant_audit import _run_variant, _RunInputs, _train
 from tabmia.whatif.result import VariantRun, VariantStore, WhatIfResult
 from tabmia.whatif.variants import Variant, resolve_variants
 
@@ -65,9 +70,11 @@ def _utility_split(
     return np.flatnonzero(~util), np.flatnonzero(util)
 
 
-def _settings_key(parts: Any) -> str:
-    import joblib
+#: The options of :func:`whatif` that change what a finished variant holds (its key).
+_KEYED_OPTIONS = ("public_fraction", "utility_fraction", "fprs", "fpr_fallback", "dp_audit")
 
+
+def _settings_key(parts: Any) -> str:
     return str(joblib.hash(parts))
 
 
@@ -164,35 +171,16 @@ def whatif(
         Before anything is trained: a bad variant (:func:`resolve_variants`), a bad limit,
         mismatched records and labels, groups on one side only.
     """
-    from tqdm.auto import tqdm
-
-    from tabmia.gate import parse_limits
-
     t_start = time.perf_counter()
-    # --- checks, before anything is trained --------------------------------------------
-    if not isinstance(attacks, dict) or not attacks:
-        raise ValueError("attacks must be a non-empty dict of name -> attack")
-    parse_limits(limit)
-    if utility_metric not in UTILITY_METRICS:
-        raise ValueError(f"utility_metric must be one of {UTILITY_METRICS}, got {utility_metric!r}")
-    if not 0.0 < utility_fraction < 1.0:
-        raise ValueError(f"utility_fraction must be in (0, 1), got {utility_fraction}")
-    y_train, y_population = np.asarray(y_train), np.asarray(y_population)
-    for what, X, y in (("training", X_train, y_train), ("population", X_population, y_population)):
-        if n_rows(X) != y.shape[0]:
-            raise ValueError(f"the {what} data has {n_rows(X)} records but {y.shape[0]} labels")
-    if (groups_train is None) != (groups_population is None):
-        raise ValueError("give both groups_train and groups_population, or neither")
-    has_groups = groups_train is not None
-    g_train = (
-        check_groups(groups_train, n_rows(X_train), name="groups_train") if has_groups else None
+    y_train, y_population, g_train, g_pop = _checked_inputs(
+        attacks,
+        limit,
+        utility_metric,
+        utility_fraction,
+        (X_train, y_train, X_population, y_population),
+        groups_train,
+        groups_population,
     )
-    g_pop = (
-        check_groups(groups_population, n_rows(X_population), name="groups_population")
-        if has_groups
-        else None
-    )
-    fitted = is_fitted(estimator)
     recipe = clone_unfitted(estimator)
     classes = np.unique(np.r_[y_train, y_population])
     resolved = resolve_variants(
@@ -200,54 +188,129 @@ def whatif(
         recipe,
         classes=classes,
         has_proba=hasattr(estimator, "predict_proba"),
-        has_groups=has_groups,
+        has_groups=g_train is not None,
     )
-    seed = seed_from(random_state)  # one int: every audit_model call splits the same way
+    # one int seed: every audit_model call splits the same way
+    settings = RunSettings(
+        fprs=tuple(fprs),
+        random_state=seed_from(random_state),
+        fpr_fallback=fpr_fallback,
+        n_bootstrap=n_bootstrap,
+        confidence=confidence,
+        output_dir=output_dir,
+    )
+    options = {
+        "limit": limit,
+        "utility_metric": utility_metric,
+        "utility_fraction": utility_fraction,
+        "public_fraction": public_fraction,
+        "fprs": settings.fprs,
+        "fpr_fallback": fpr_fallback,
+        "dp_audit": dp_audit,
+        "n_bootstrap": n_bootstrap,
+        "confidence": confidence,
+        "share_shadows": share_shadows,
+    }
     fpr = float(getattr(next(iter(attacks.values())), "fpr", 0.01) or 0.01)
-    label_protos = label_attacks if label_attacks is not None else default_label_attacks(fpr)
+    protos = (attacks, label_attacks if label_attacks is not None else default_label_attacks(fpr))
+    result = _audited_variants(
+        (estimator, recipe, classes),
+        (X_train, y_train, X_population, y_population),
+        (g_train, g_pop),
+        resolved,
+        protos,
+        settings,
+        options,
+        progress,
+    )
+    result.settings["seconds"] = time.perf_counter() - t_start
+    result.inputs.update(label_attacks=label_attacks, groups_train=groups_train, options=options)
+    return result
 
+
+def _audited_variants(
+    model: tuple[Any, Any, np.ndarray],
+    data: tuple[Any, np.ndarray, Any, np.ndarray],
+    groups: tuple[np.ndarray | None, np.ndarray | None],
+    resolved: list[Variant],
+    protos: tuple[dict[str, Any], dict[str, Any]],
+    settings: RunSettings,
+    options: dict[str, Any],
+    progress: bool,
+) -> WhatIfResult:
+    """The what-if run of :func:`whatif` on checked inputs: ``model`` is (the estimator,
+    its recipe, every class), ``protos`` (the attacks, the label-only variants' attacks).
+    The result's ``settings`` lack ``seconds``, its ``inputs`` the caller's own."""
+    estimator, recipe, classes = model
+    X_train, y_train, X_population, y_population = data
+    g_train, g_pop = groups
+    fitted = is_fitted(estimator)
+    seed = int(settings.random_state)
     # --- the utility hold-out, the same for every variant ------------------------------
     audit_rows, util_rows = _utility_split(
-        n_rows(X_population), utility_fraction, derived_seed(seed), g_pop
+        n_rows(X_population), options["utility_fraction"], derived_seed(seed), g_pop
     )
-    X_pop, y_pop = take_rows(X_population, audit_rows), y_population[audit_rows]
-    g_pop_audit = None if g_pop is None else g_pop[audit_rows]
-    X_util, y_util = take_rows(X_population, util_rows), y_population[util_rows]
-    y_util_idx = np.searchsorted(classes, y_util)
-
-    # --- the folders --------------------------------------------------------------------
-    scratch = None
-    if output_dir is not None:
-        root = Path(output_dir)
-        store: VariantStore | None = VariantStore(root / "variants")
-        shadow_root = root / "shadows"
-    else:
-        store = None
-        scratch = tempfile.TemporaryDirectory(prefix="tabmia-whatif-")
-        shadow_root = Path(scratch.name) / "shadows"
-    from tabmia.shadow._cache import _describe
-
+    store, shadow_root, scratch = _folders(settings.output_dir)
     base_key = _settings_key(
         (
-            X_train,
-            y_train,
-            X_population,
-            y_population,
-            g_train,
-            g_pop,
+            *data,
+            *groups,
             _describe(recipe),
             fitted,
-            {k: _describe(a) for k, a in attacks.items()},
-            {k: _describe(a) for k, a in label_protos.items()},
+            *({k: _describe(a) for k, a in attacks.items()} for attacks in protos),
             seed,
-            public_fraction,
-            utility_fraction,
-            tuple(fprs),
-            fpr_fallback,
-            dp_audit,
+            *(options[k] for k in _KEYED_OPTIONS),
         )
     )
+    run = _RunInputs(
+        original_target=_lazy_original(estimator, fitted, recipe, X_train, y_train, seed),
+        recipe=recipe,
+        X_train=X_train,
+        y_train=y_train,
+        g_train=g_train,
+        X_pop=take_rows(X_population, audit_rows),
+        y_pop=y_population[audit_rows],
+        g_pop=None if g_pop is None else g_pop[audit_rows],
+        X_population=X_population,
+        X_util=take_rows(X_population, util_rows),
+        classes=classes,
+        attacks=protos[0],
+        label_attacks=protos[1],
+        public_fraction=options["public_fraction"],
+        dp_audit=options["dp_audit"] or {},
+        shadow_root=shadow_root,
+        shared=options["share_shadows"],
+        settings=settings,
+    )
+    utility_y = np.searchsorted(classes, y_population[util_rows])
+    try:
+        runs = _variant_runs(resolved, run, store, base_key, utility_y, progress)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+    result_settings = {
+        **{k: options[k] for k in ("limit", "utility_metric", "confidence")},
+        "n_bootstrap": int(settings.n_bootstrap),
+        **{k: options[k] for k in ("fprs", "public_fraction", "utility_fraction")},
+        "random_state": seed,
+        "audit_rows": audit_rows,
+        "utility_rows": util_rows,
+        "fitted_target": fitted,
+    }
+    inputs = {
+        "estimator": estimator,
+        "X_train": X_train,
+        "y_train": y_train,
+        "attacks": protos[0],
+    }
+    return WhatIfResult(resolved, runs, classes, result_settings, inputs)
 
+
+def _lazy_original(
+    estimator: Any, fitted: bool, recipe: Any, X_train: Any, y_train: np.ndarray, seed: int
+) -> Any:
+    """The original target, given or trained on first use (a run whose variants are all
+    retrained never trains it)."""
     original: dict[str, Any] = {}
 
     def original_target() -> Any:
@@ -255,90 +318,95 @@ def whatif(
             original["model"] = estimator if fitted else _train(recipe, X_train, y_train, seed)
         return original["model"]
 
+    return original_target
+
+
+def _variant_runs(
+    resolved: list[Variant],
+    run: _RunInputs,
+    store: VariantStore | None,
+    base_key: str,
+    utility_y: np.ndarray,
+    progress: bool,
+) -> list[VariantRun]:
+    """Each variant's run: loaded from ``store`` where it was finished before, else
+    built, audited and saved there."""
     runs: list[VariantRun] = []
-    try:
-        bar = tqdm(resolved, desc="whatif", unit="variant", disable=not progress)
-        for variant in bar:
-            bar.set_postfix_str(variant.name)
-            key = _settings_key(
-                (
-                    base_key,
-                    variant.kind,
-                    variant.name,
-                    dict(variant.params),
-                    variant.epsilon,
-                    variant.delta,
-                    None if variant.recipe is None else _describe(variant.recipe),
-                    share_shadows,
-                )
-            )
-            run = store.load(variant.name, key) if store is not None else None
-            if run is None:
-                run = _run_variant(
-                    variant,
-                    original_target=original_target,
-                    recipe=recipe,
-                    X_train=X_train,
-                    y_train=y_train,
-                    g_train=g_train,
-                    X_pop=X_pop,
-                    y_pop=y_pop,
-                    g_pop=g_pop_audit,
-                    X_population=X_population,
-                    X_util=X_util,
-                    classes=classes,
-                    attacks=attacks,
-                    label_attacks=label_protos,
-                    seed=seed,
-                    public_fraction=public_fraction,
-                    fprs=tuple(fprs),
-                    fpr_fallback=fpr_fallback,
-                    dp_audit=dp_audit or {},
-                    shadow_root=shadow_root,
-                    shared=share_shadows,
-                )
-                run.utility_y = y_util_idx
-                if store is not None:
-                    store.save(key, run)
-            runs.append(run)
-    finally:
-        if scratch is not None:
-            scratch.cleanup()
-    settings = {
-        "limit": limit,
-        "utility_metric": utility_metric,
-        "confidence": confidence,
-        "n_bootstrap": int(n_bootstrap),
-        "fprs": tuple(fprs),
-        "public_fraction": public_fraction,
-        "utility_fraction": utility_fraction,
-        "random_state": seed,
-        "audit_rows": audit_rows,
-        "utility_rows": util_rows,
-        "fitted_target": fitted,
-        "seconds": time.perf_counter() - t_start,
-    }
-    inputs = {
-        "estimator": estimator,
-        "X_train": X_train,
-        "y_train": y_train,
-        "attacks": attacks,
-        "label_attacks": label_attacks,
-        "groups_train": groups_train,
-        "options": {
-            "limit": limit,
-            "utility_metric": utility_metric,
-            "utility_fraction": utility_fraction,
-            "public_fraction": public_fraction,
-            "fprs": tuple(fprs),
-            "fpr_fallback": fpr_fallback,
-            "dp_audit": dp_audit,
-            "n_bootstrap": n_bootstrap,
-            "confidence": confidence,
-            "share_shadows": share_shadows,
-        },
-    }
-    return WhatIfResult(resolved, runs, classes, settings, inputs)
+    bar = tqdm(resolved, desc="whatif", unit="variant", disable=not progress)
+    for variant in bar:
+        bar.set_postfix_str(variant.name)
+        key = _variant_key(base_key, variant, run.shared)
+        found = store.load(variant.name, key) if store is not None else None
+        if found is None:
+            found = _run_variant(variant, run)
+            found.utility_y = utility_y
+            if store is not None:
+                store.save(key, found)
+        runs.append(found)
+    return runs
+
+
+def _checked_inputs(
+    attacks: Any,
+    limit: str,
+    utility_metric: str,
+    utility_fraction: float,
+    data: tuple[Any, Any, Any, Any],
+    groups_train: Any,
+    groups_population: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The labels as arrays and the checked person ids (or None), after every check
+    that comes before anything is trained."""
+    if not isinstance(attacks, dict) or not attacks:
+        raise ValueError("attacks must be a non-empty dict of name -> attack")
+    parse_limits(limit)
+    if utility_metric not in UTILITY_METRICS:
+        raise ValueError(f"utility_metric must be one of {UTILITY_METRICS}, got {utility_metric!r}")
+    if not 0.0 < utility_fraction < 1.0:
+        raise ValueError(f"utility_fraction must be in (0, 1), got {utility_fraction}")
+    X_train, y_train, X_population, y_population = data
+    y_train, y_population = np.asarray(y_train), np.asarray(y_population)
+    for what, X, y in (("training", X_train, y_train), ("population", X_population, y_population)):
+        if n_rows(X) != y.shape[0]:
+            raise ValueError(f"the {what} data has {n_rows(X)} records but {y.shape[0]} labels")
+    if (groups_train is None) != (groups_population is None):
+        raise ValueError("give both groups_train and groups_population, or neither")
+    if groups_train is None:
+        return y_train, y_population, None, None
+    return (
+        y_train,
+        y_population,
+        check_groups(groups_train, n_rows(X_train), name="groups_train"),
+        check_groups(groups_population, n_rows(X_population), name="groups_population"),
+    )
+
+
+def _folders(
+    output_dir: Any,
+) -> tuple[VariantStore | None, Path, tempfile.TemporaryDirectory | None]:
+    """(store of finished variants, shadow cache folder, scratch folder to clean up):
+    under ``output_dir``, or the shadows in a scratch folder for the run."""
+    if output_dir is not None:
+        root = Path(output_dir)
+        return VariantStore(root / "variants"), root / "shadows", None
+    scratch = tempfile.TemporaryDirectory(prefix="tabmia-whatif-")
+    return None, Path(scratch.name) / "shadows", scratch
+
+
+def _variant_key(base_key: str, variant: Variant, share_shadows: bool) -> str:
+    """The key a finished variant is stored under: the run's inputs and the variant's."""
+    return _settings_key(
+        (
+            base_key,
+            variant.kind,
+            variant.name,
+            dict(variant.params),
+            variant.epsilon,
+            variant.delta,
+            None if variant.recipe is None else _describe(variant.recipe),
+            share_shadows,
+        )
+    )
 
 
 def reaudit(
