@@ -231,7 +231,7 @@ def run_seed(
             cal,
             attack.fpr_,
             n_permutations=args.permutations,
-            n_bootstraps=200 if kind == "null" else 0,
+            n_bootstrap=200 if kind == "null" else 0,
             random_state=seed,
         )
         named = rep.named
@@ -303,7 +303,7 @@ def simulated(runs: int, permutations: int) -> dict[str, Any]:
                     calibration,
                     fpr,
                     n_permutations=permutations,
-                    n_bootstraps=0,
+                    n_bootstrap=0,
                     random_state=seed,
                 )
                 assert rep.omnibus["metric"].iloc[0] == metric

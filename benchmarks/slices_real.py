@@ -108,7 +108,7 @@ def run_cell(data: dict[str, Any], target: str, args: argparse.Namespace) -> dic
     assert result.calibration is not None and expected <= set(result.calibration.columns)
     t1 = time.perf_counter()
     report = slice_report(result, n_permutations=args.permutations,
-                          n_bootstraps=args.bootstraps, random_state=0)
+                          n_bootstrap=args.bootstraps, random_state=0)
     t_report = time.perf_counter() - t1
     m = result.metrics
     overall = (
@@ -192,7 +192,7 @@ def size_control(runs: int, permutations: int) -> dict[str, Any]:
                 cal.append(pd.DataFrame({"repeat": r, "score": c, "slice:g": lab[jc]}))
             rep = slice_report_from_frames(
                 pd.concat(scores, ignore_index=True), pd.concat(cal, ignore_index=True), FPR,
-                n_permutations=permutations, n_bootstraps=0, random_state=run,
+                n_permutations=permutations, n_bootstrap=0, random_state=run,
             )
             alarms += rep.disparity
             named.update(rep.named["slice"].tolist())

@@ -34,6 +34,7 @@ from scipy import stats
 from sklearn import metrics as skm
 from sklearn.utils import check_random_state
 
+from tabmia._deprecation import DEPRECATED, renamed_parameter
 from tabmia._game_labels import split_game_labels
 
 # defined with the other exceptions; importable from here too (their old path)
@@ -359,9 +360,10 @@ def bootstrap_auc_interval(
     membership: Any,
     scores: Any,
     *,
-    n_bootstraps: int = 200,
+    n_bootstrap: int = 200,
     confidence: float = 0.95,
     random_state: Any = None,
+    n_bootstraps: Any = DEPRECATED,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the AUC, resampling members and non-members separately.
 
@@ -371,7 +373,17 @@ def bootstrap_auc_interval(
     block by block) and each resample's AUC is one pass over the sorted scores: linear
     time and memory per resample, with every array a block touches small enough for
     the CPU's cache, so a ten-million-record audit costs ten times a million-record one.
+    ``n_bootstrap`` resamples are drawn (formerly ``n_bootstraps``, accepted with a
+    ``FutureWarning`` until tabmia 0.3).
     """
+    n_bootstrap = renamed_parameter(
+        n_bootstraps,
+        n_bootstrap,
+        old="n_bootstraps",
+        new="n_bootstrap",
+        new_default=200,
+        owner="bootstrap_auc_interval",
+    )
     m, s = _check_membership_scores(membership, scores)
     rng = check_random_state(random_state)
     neg_sorted = np.sort(s[~m], kind="stable")
@@ -381,8 +393,8 @@ def bootstrap_auc_interval(
     at_most = np.searchsorted(neg_sorted, pos_sorted, side="right")
     ties = not np.array_equal(below, at_most)
     cum = np.zeros(neg_sorted.size + 1, dtype=np.int64)
-    values = np.empty(n_bootstraps)
-    for b in range(n_bootstraps):  # loop over resamples (and blocks), not records
+    values = np.empty(n_bootstrap)
+    for b in range(n_bootstrap):  # loop over resamples (and blocks), not records
         values[b] = _resample_auc(
             _draw_counts(rng, pos_sorted.size),
             _draw_counts(rng, neg_sorted.size),
@@ -626,8 +638,9 @@ def attack_metrics(
     gammas: tuple[float, ...] = (1.0, 10.0),
     confidence: float = 0.95,
     delta: float = 0.0,
-    n_bootstraps: int = 200,
+    n_bootstrap: int = 200,
     random_state: Any = None,
+    n_bootstraps: Any = DEPRECATED,
 ) -> dict[str, Any]:
     """All headline metrics of one attack on one evaluation set.
 
@@ -645,6 +658,9 @@ def attack_metrics(
         Priors for the PPV at ``threshold``.
     delta : float, default=0.0
         The delta of the empirical epsilon lower bound.
+    n_bootstrap : int, default=200
+        Bootstrap resamples of the AUC interval (formerly ``n_bootstraps``, accepted with
+        a ``FutureWarning`` until tabmia 0.3).
 
     Returns
     -------
@@ -656,7 +672,18 @@ def attack_metrics(
     out: dict[str, Any] = {"n_members": n_pos, "n_nonmembers": n_neg}
     out["auc"] = auc(m, s)
     lo, hi = bootstrap_auc_interval(
-        m, s, n_bootstraps=n_bootstraps, confidence=confidence, random_state=random_state
+        m,
+        s,
+        n_bootstrap=renamed_parameter(
+            n_bootstraps,
+            n_bootstrap,
+            old="n_bootstraps",
+            new="n_bootstrap",
+            new_default=200,
+            owner="attack_metrics",
+        ),
+        confidence=confidence,
+        random_state=random_state,
     )
     out["auc_low"], out["auc_high"] = lo, hi
     curve = skm.roc_curve(m, s, drop_intermediate=False)  # one sort for the rates below

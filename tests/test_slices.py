@@ -132,7 +132,7 @@ def test_per_slice_calibrated_threshold_keeps_its_fpr_promise_on_fresh_nonmember
     fpr, n_cal = 0.05, 2000
     scores, cal = simulate(rng, n_slices=4, n_candidates=6000, n_calibration=n_cal, fpr=fpr,
                            shift=np.array([-1.0, 0.0, 0.5, 1.5]))
-    rep = slice_report_from_frames(scores, cal, fpr, n_permutations=199, n_bootstraps=0)
+    rep = slice_report_from_frames(scores, cal, fpr, n_permutations=199, n_bootstrap=0)
     per = rep.table[rep.table["slice"] != "overall"]
     assert (per["calibration"] == "resolvable").all()
     level = 1 - 0.05 / len(per)  # Bonferroni over the slices
@@ -149,7 +149,7 @@ def test_unresolvable_slices_are_said_and_their_number_is_nan():
     scores, cal = simulate(rng, n_slices=3, n_candidates=400, n_calibration=300, fpr=0.01)
     small = cal["slice:g"] == "s2"
     cal = pd.concat([cal[~small], cal[small].iloc[:50]])  # 50 < 99 public records
-    rep = slice_report_from_frames(scores, cal, 0.01, n_permutations=199, n_bootstraps=0)
+    rep = slice_report_from_frames(scores, cal, 0.01, n_permutations=199, n_bootstrap=0)
     row = rep.table.set_index("slice").loc["s2"]
     assert row["calibration"] == "not resolvable" and math.isnan(row["tpr_cal"])
     assert rep.table.set_index("slice").loc["s0", "calibration"] == "resolvable"
@@ -166,7 +166,7 @@ def test_overall_row_equals_the_unsliced_computation():
     scores, cal = simulate(rng, n_slices=5, repeats=2, leak=np.full(5, 0.3))
     scores["slice:h"] = np.where(scores["score"] > 0, "hi", "lo")
     cal["slice:h"] = np.where(cal["score"] > 0, "hi", "lo")
-    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=199, n_bootstraps=50)
+    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=199, n_bootstrap=50)
     overall = rep.table[rep.table["slice"] == "overall"].set_index("slicing")
     m = scores["member"].to_numpy()
     s = scores["score"].to_numpy()
@@ -193,7 +193,7 @@ def test_null_alarm_rate_with_eight_slices_of_different_difficulty():
     for seed in range(runs):
         scores, cal = simulate(np.random.default_rng(1000 + seed), n_candidates=160,
                                n_calibration=120, **DIFFICULT)
-        rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=199, n_bootstraps=0,
+        rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=199, n_bootstrap=0,
                                        random_state=seed)
         alarms += rep.disparity
         omnibus += bool(rep.omnibus["rejected"].any())
@@ -207,7 +207,7 @@ def test_planted_disparity_is_found_and_sized():
     leak[3] = 1.2
     scores, cal = simulate(np.random.default_rng(5), n_candidates=400, n_calibration=300,
                            leak=leak, **DIFFICULT)
-    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=999, n_bootstraps=0)
+    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=999, n_bootstrap=0)
     assert rep.disparity
     named = rep.named
     assert list(named["slice"]) == ["s3"]
@@ -221,7 +221,7 @@ def test_planted_disparity_is_found_and_sized():
 
 def test_no_disparity_states_the_power():
     scores, cal = simulate(np.random.default_rng(6), n_slices=4, n_candidates=500)
-    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=199, n_bootstraps=0)
+    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=199, n_bootstrap=0)
     assert not rep.disparity
     text = " ".join(rep.lines())
     assert "no disparity shown" in text and "80% power" in text
@@ -235,7 +235,7 @@ def test_without_calibration_the_own_threshold_advantage_is_tested_but_names_no_
     leak = np.zeros(4)
     leak[0] = 1.5
     scores, _ = simulate(np.random.default_rng(7), n_slices=4, n_candidates=500, leak=leak)
-    rep = slice_report_from_frames(scores, None, 0.05, n_permutations=499, n_bootstraps=0)
+    rep = slice_report_from_frames(scores, None, 0.05, n_permutations=499, n_bootstrap=0)
     assert (rep.table["calibration"] == "no calibration").all()
     assert rep.omnibus["metric"].tolist() == ["advantage"]
     assert list(rep.tests.loc[rep.tests["significant"], "slice"]) == ["s0"]
@@ -256,7 +256,7 @@ def test_slice_report_reads_an_experiment_result_and_writes_json_and_a_plot(tmp_
                             "fpr_target": [0.05] * 4})
     result = SimpleNamespace(scores=pd.concat([scores, scores2]),
                              calibration=pd.concat([cal, cal2]), metrics=metrics)
-    rep = slice_report(result, n_permutations=199, n_bootstraps=20)
+    rep = slice_report(result, n_permutations=199, n_bootstrap=20)
     assert set(rep.table["attack"]) == {"Loss", "RMIA"}
     assert (rep.table["fpr_target"] == 0.05).all()
     assert (rep.table.loc[rep.table["slice"] != "overall", "calibration"] == "resolvable").all()
@@ -291,7 +291,7 @@ def test_with_a_real_attack_on_a_model():
                            "slice:quadrant": group[cand]})
     cal = pd.DataFrame({"score": attack.calibration_scores_, "slice:quadrant": group[public]})
     rep = slice_report_from_frames(scores, cal, attack.fpr_, n_permutations=199,
-                                   n_bootstraps=0)
+                                   n_bootstrap=0)
     overall = rep.table[rep.table["slice"] == "overall"].iloc[0]
     assert overall["tp_cal"] == overall["tp"] and overall["fp_cal"] == overall["fp"]
     assert len(rep.table) == 5 and rep.lines()
@@ -315,7 +315,7 @@ def test_equal_leak_in_slices_of_different_sizes_raises_no_alarm():
         scores = pd.DataFrame({"attack": "a", "member": member, "score": s, "flagged": s >= t,
                                "slice:g": lab[j]})
         cal = pd.DataFrame({"attack": "a", "score": c, "slice:g": lab[jc]})
-        rep = slice_report_from_frames(scores, cal, 0.01, n_permutations=199, n_bootstraps=0,
+        rep = slice_report_from_frames(scores, cal, 0.01, n_permutations=199, n_bootstrap=0,
                                        random_state=seed)
         alarms += rep.disparity
     limit = stats.binom.ppf(0.99, runs, 0.05)
@@ -343,7 +343,7 @@ def test_a_named_slice_comes_with_a_simultaneous_interval_above_zero():
     0.471 (seed 8). A name now needs the simultaneous interval (Bonferroni over the
     comparisons, the level of Holm's first step) printed beside it to exclude 0."""
     scores, cal = _small_leaky_slice(8)
-    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=999, n_bootstraps=0,
+    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=999, n_bootstrap=0,
                                    random_state=8)
     tested = rep.tests[rep.tests["hypothesis"]]
     assert (tested["metric"] == "calibrated advantage").all()
@@ -359,7 +359,7 @@ def test_a_named_slice_comes_with_a_simultaneous_interval_above_zero():
     named = 0
     for seed in range(8):
         scores, cal = _small_leaky_slice(seed)
-        rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=999, n_bootstraps=0,
+        rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=999, n_bootstrap=0,
                                        random_state=seed)
         for row in rep.named.itertuples():
             named += 1
@@ -395,7 +395,7 @@ def test_slices_whose_thresholds_tie_at_the_top_are_not_resolvable_and_claim_no_
     t = threshold_at_fpr(c, 0.1)
     scores = pd.DataFrame({"member": member, "score": s, "flagged": s >= t, "slice:g": lab[j]})
     cal = pd.DataFrame({"score": c, "slice:g": lab[jc]})
-    rep = slice_report_from_frames(scores, cal, 0.1, n_permutations=199, n_bootstraps=0)
+    rep = slice_report_from_frames(scores, cal, 0.1, n_permutations=199, n_bootstrap=0)
     per = rep.table[rep.table["slice"] != "overall"]
     assert (per["calibration"] == "not resolvable").all()
     assert (per["unresolvable_reason"] == "ties").all()
@@ -418,7 +418,7 @@ def test_a_slice_is_not_compared_at_equal_fpr_with_slices_whose_threshold_flags_
     t = threshold_at_fpr(c, 0.1)
     scores = pd.DataFrame({"member": member, "score": s, "flagged": s >= t, "slice:g": lab[j]})
     cal = pd.DataFrame({"score": c, "slice:g": lab[jc]})
-    rep = slice_report_from_frames(scores, cal, 0.1, n_permutations=199, n_bootstraps=0)
+    rep = slice_report_from_frames(scores, cal, 0.1, n_permutations=199, n_bootstrap=0)
     per = rep.table[rep.table["slice"] != "overall"].set_index("slice")
     assert per.loc["A", "calibration"] == "resolvable"
     assert (per.loc[["B", "C", "D"], "unresolvable_reason"] == "ties").all()
@@ -429,7 +429,7 @@ def test_a_slice_is_not_compared_at_equal_fpr_with_slices_whose_threshold_flags_
 def test_the_metric_frame_reaches_the_user():
     """fairlearn's MetricFrame of each (attack, slicing): by_group, difference(), ratio()."""
     scores, cal = simulate(np.random.default_rng(13), n_slices=3, n_candidates=400)
-    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=199, n_bootstraps=0)
+    rep = slice_report_from_frames(scores, cal, 0.05, n_permutations=199, n_bootstrap=0)
     mf = rep.metric_frame()
     assert mf is rep.metric_frame("Loss", "g") is rep.metric_frame(slicing="slice:g")
     per = rep.table[rep.table["slice"] != "overall"].set_index("slice")
@@ -449,7 +449,7 @@ def test_person_counts_are_said_as_persons():
     scores, cal = simulate(rng, n_slices=3, n_candidates=400, n_calibration=300, fpr=0.01)
     small = cal["slice:g"] == "s2"
     cal = pd.concat([cal[~small], cal[small].iloc[:50]])
-    rep = slice_report_from_frames(scores, cal, 0.01, n_permutations=199, n_bootstraps=0,
+    rep = slice_report_from_frames(scores, cal, 0.01, n_permutations=199, n_bootstrap=0,
                                    unit="person")
     text = " ".join(rep.lines())
     assert "50 public persons in the slice" in text and "public records" not in text
@@ -477,7 +477,7 @@ def test_the_figure_keeps_a_dozen_long_slice_names_and_its_legend_whole():
         frames.append(scores)
         cals.append(cal)
     rep = slice_report_from_frames(pd.concat(frames), pd.concat(cals), 0.05,
-                                   n_permutations=199, n_bootstraps=0)
+                                   n_permutations=199, n_bootstrap=0)
     fig = rep.plot().figure_
     assert fig.get_figwidth() * 110 == pytest.approx(1100)
     fig.canvas.draw()

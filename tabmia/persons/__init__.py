@@ -5,9 +5,9 @@ with up to 40 encounters each). A record-level audit answers "is this *record* i
 training set?"; the question a person asks is "am *I* in it?" (user-level inference,
 Kandpal et al. 2024 [1]_). The record-level threshold does not answer it: a person is
 flagged as soon as one of their ``k`` records is, and with a threshold calibrated at a
-false positive rate ``alpha`` per record, a non-member person with ``k`` records is
-flagged with probability up to ``1 - (1 - alpha)^k``, close to ``k * alpha``. The
-promise "at most ``alpha`` of the non-members are flagged" breaks exactly for the
+false positive rate ``fpr`` per record, a non-member person with ``k`` records is
+flagged with probability up to ``1 - (1 - fpr)^k``, close to ``k * fpr``. The
+promise "at most ``fpr`` of the non-members are flagged" breaks exactly for the
 persons with most records, often the most exposed ones.
 
 This module turns a record-level audit (the ``scores`` and ``calibration`` frames of
@@ -51,9 +51,9 @@ person's records and a candidate's are compared with records of other persons al
 A candidate person's p-value is its conformal p-value against the public persons of
 its own band of record counts ``k`` (same repeat and attack),
 ``p_person = (1 + #{public persons in band with statistic >= s}) / (n_band + 1)``, and
-the person is flagged when ``p_person <= alpha``. The bands are powers of two,
+the person is flagged when ``p_person <= fpr``. The bands are powers of two,
 :data:`BANDS`: ``1``, ``2-3``, ``4-7``, ``8-15``, ``16+``. A band with fewer public
-persons than ``alpha`` needs (``ceil(1 / alpha) - 1``: the smallest p-value is
+persons than ``fpr`` needs (``ceil(1 / fpr) - 1``: the smallest p-value is
 ``1 / (n_band + 1)``) is merged into the band below it (towards ``k = 1``) until it has
 enough; the ``band`` column says where each person was calibrated ("8+" where 8-15 and
 16+ were merged), and :func:`person_result`'s metrics say which bands merged and how many
@@ -62,7 +62,7 @@ of their own).
 
 **The promise.** For a fresh non-member person exchangeable with the public persons of
 its band (drawn from the same population, with a number of records in the same band),
-``P(flagged) <= alpha``: in every band, so for persons with one record and persons with
+``P(flagged) <= fpr``: in every band, so for persons with one record and persons with
 forty alike, not only on average over all persons [4]_. It is a marginal promise (over
 the draw of the public persons), and holds for any rule: the rules differ in power, not
 in validity. In a merged band it holds on average over the band's persons, not for each
@@ -70,7 +70,7 @@ number of records within it. What it needs is what the record-level promise need
 the candidates; it does not need the records of a person to be independent.
 
 The person's score, for ROC curves and AUC, is ``-log(p_person)`` (higher = more
-member-like); the flag is ``p_person <= alpha``, the same as ``score >= -log(alpha)``, so
+member-like); the flag is ``p_person <= fpr``, the same as ``score >= -log(fpr)``, so
 that one threshold on the score gives the flags of every band. :func:`person_result` builds an
 :class:`~tabmia.experiment.ExperimentResult` whose unit is the person, so that the
 metrics (every interval resamples persons), the verdict, the gate and the report read it

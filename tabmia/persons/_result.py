@@ -61,8 +61,8 @@ def person_result(
         :func:`person_scores`. ``metrics``: one row per (repeat, attack) of
         :func:`~tabmia.metrics.attack_metrics` over persons (every interval resamples
         persons), at the threshold that flags exactly the persons with
-        ``p_value <= alpha`` (``tp`` / ``fp`` count them), with ``repeat``, ``seed``,
-        ``attack``, ``fpr_target`` (``alpha``), ``fpr_requested``, ``person_rule``,
+        ``p_value <= fpr`` (``tp`` / ``fp`` count them), with ``repeat``, ``seed``,
+        ``attack``, ``fpr_target`` (``fpr``), ``fpr_requested``, ``person_rule``,
         ``n_persons_public``, and where the persons were calibrated: ``bands``,
         ``merged_bands``, ``max_public_records`` and ``n_persons_beyond`` (candidates
         with more records than any public person). ``calibration``: the public persons.

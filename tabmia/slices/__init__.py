@@ -14,11 +14,11 @@ chosen on the public records; nothing is refitted on a slice's candidates):
   the slice's non-members (``flagged``), with Clopper-Pearson intervals and counts: one
   global threshold does not keep its FPR promise slice by slice;
 - the TPR at a threshold calibrated on the slice's own public records (split-conformal,
-  :func:`tabmia.thresholds.select_threshold` at the attack's FPR goal α): what an
-  attacker who knows the slice reaches at FPR α in it. "not resolvable" (NaN) where
-  the slice has fewer public records than α needs (``1/α - 1``), or where the attack's
+  :func:`tabmia.thresholds.select_threshold` at the attack's FPR goal ``fpr``): what an
+  attacker who knows the slice reaches at FPR ``fpr`` in it. "not resolvable" (NaN) where
+  the slice has fewer public records than ``fpr`` needs (``1/fpr - 1``), or where the attack's
   scores tie at the top of the slice so that the threshold lies above the tie and flags
-  none of its candidates (it delivers FPR 0, not α: no equal-FPR comparison, no power);
+  none of its candidates (it delivers FPR 0, not ``fpr``: no equal-FPR comparison, no power);
 - the slice's AUC with its bootstrap interval (:func:`tabmia.metrics.bootstrap_auc_interval`).
 
 The grouping is fairlearn's :class:`~fairlearn.metrics.MetricFrame` (``y_true=member``,
@@ -44,22 +44,22 @@ threshold:
   better point than a hard slice's: it measures where the threshold falls as much as
   how much leaks (benchmarks/results/slices_null.md, part c: 39% and 66% of runs name
   a slice at FPR 1% and 5% when the leak has the same ROC curve in all 8 slices);
-- at a threshold calibrated on each slice's own public records to the attack's FPR α,
+- at a threshold calibrated on each slice's own public records to the attack's FPR ``fpr``,
   slices are compared at equal FPR, i.e. on their own ROC curves, blind to where their
   scores lie (the same runs: 6% and 4%). The calibrated TPR alone would not do: its
   threshold comes from the slice's few public records and so delivers a FPR scattered
-  around α (a Beta law, :func:`tabmia.thresholds.conformal_fpr_band`), a scatter that
+  around ``fpr`` (a Beta law, :func:`tabmia.thresholds.conformal_fpr_band`), a scatter that
   passes for disparity; subtracting the FPR the very same threshold delivers to the
   slice's non-member candidates removes it.
 
 So the test compares the **calibrated advantage** ``TPR_s(t_s) - FPR_s(t_s)`` of each
-slice with that of the rest of the slices that resolve α; where fewer than two slices
+slice with that of the rest of the slices that resolve ``fpr``; where fewer than two slices
 resolve it (few public records, or no calibration frame), it falls back to the advantage
 at the attack's own threshold and says so. Both are reported (``tests``); one is tested.
 
 *Equal calibration.* Every slice of a repeat calibrates on the same number of its public
-records, drawn at random, a whole multiple of ``1 / alpha`` minus one: a threshold from
-``n`` records delivers ``floor(alpha (n + 1)) / (n + 1)`` on average and scatters the more
+records, drawn at random, a whole multiple of ``1 / fpr`` minus one: a threshold from
+``n`` records delivers ``floor(fpr (n + 1)) / (n + 1)`` on average and scatters the more
 the fewer they are, so slices calibrated on their own counts would be compared at
 different FPRs and with different noise.
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from tabmia._deprecation import DEPRECATED, renamed_parameter
 from tabmia.slices._display import SliceRiskDisplay
 from tabmia.slices._labels import SLICE_PREFIX
 from tabmia.slices._stats import METRICS, _adjust, _mover
@@ -45,8 +46,8 @@ class SliceReport:
         records" or "ties": the threshold lies above a tie of the slice's top scores and
         flags none of its candidates), ``tp_cal``, ``tpr_cal`` (interval), ``fp_cal``,
         ``fpr_cal`` (interval), ``advantage_cal``; ``auc`` (bootstrap interval);
-        ``fpr_target`` (the attack's FPR goal α) and ``fpr_above_target`` (the slice's FPR
-        at the attack's threshold is shown above α: exact binomial test, Holm over the
+        ``fpr_target`` (the attack's FPR goal) and ``fpr_above_target`` (the slice's FPR
+        at the attack's threshold is shown above that goal: exact binomial test, Holm over the
         report's slices). Rates are Clopper-Pearson intervals at ``confidence``.
     tests : DataFrame
         One row per (attack, slicing, metric, slice): the counts and rates of the slice and
@@ -312,10 +313,11 @@ def slice_report_from_frames(
     correction: str = "holm",
     n_permutations: int = 9999,
     confidence: float = 0.95,
-    n_bootstraps: int = 200,
+    n_bootstrap: int = 200,
     random_state: int | None = 0,
     metrics: pd.DataFrame | None = None,
     unit: str = "record",
+    n_bootstraps: Any = DEPRECATED,
 ) -> SliceReport:
     """:func:`slice_report` from the frames themselves.
 
@@ -330,10 +332,11 @@ def slice_report_from_frames(
         null score the attack's threshold was chosen from) and the same ``slice:<name>``
         columns. None: no per-slice calibrated TPR.
     fpr : float or dict, default=None
-        The FPR goal α of the per-slice calibrated thresholds (one for all attacks, or
-        attack -> α); None: read from ``metrics`` (``fpr_target`` per repeat and attack).
-    slices, alpha, correction, n_permutations, confidence, n_bootstraps, random_state :
-        See :func:`slice_report`.
+        The FPR goal of the per-slice calibrated thresholds (one for all attacks, or
+        attack -> FPR); None: read from ``metrics`` (``fpr_target`` per repeat and attack).
+    slices, alpha, correction, n_permutations, confidence, n_bootstrap, random_state :
+        See :func:`slice_report` (``n_bootstraps``, its former name, is accepted with a
+        ``FutureWarning`` until tabmia 0.3).
     metrics : DataFrame, default=None
         ``ExperimentResult.metrics``, where ``fpr`` is None.
     unit : {"record", "person"}, default="record"
@@ -343,6 +346,14 @@ def slice_report_from_frames(
     -------
     SliceReport
     """
+    n_bootstrap = renamed_parameter(
+        n_bootstraps,
+        n_bootstrap,
+        old="n_bootstraps",
+        new="n_bootstrap",
+        new_default=200,
+        owner="slice_report_from_frames",
+    )
     if correction not in _CORRECTIONS:
         raise ValueError(f"correction must be one of {_CORRECTIONS}, got {correction!r}")
     if not 0.0 < alpha < 1.0 or not 0.0 < confidence < 1.0:
@@ -389,7 +400,7 @@ def slice_report_from_frames(
                 str(attack),
                 alphas,
                 confidence=confidence,
-                n_bootstraps=n_bootstraps,
+                n_bootstrap=n_bootstrap,
                 seed=0 if random_state is None else int(random_state),
                 n_permutations=n_permutations,
                 rng=rng,
@@ -497,8 +508,9 @@ def slice_report(
     correction: str = "holm",
     n_permutations: int = 9999,
     confidence: float = 0.95,
-    n_bootstraps: int = 200,
+    n_bootstrap: int = 200,
     random_state: int | None = 0,
+    n_bootstraps: Any = DEPRECATED,
 ) -> SliceReport:
     """Per-slice membership rates and a disparity test, from an experiment's result.
 
@@ -512,7 +524,7 @@ def slice_report(
         Each slicing is reported and tested on its own (intersect columns with
         :func:`slice_labels` beforehand).
     fpr : float or dict, default=None
-        FPR goal α of the per-slice calibrated thresholds; default each attack's own
+        FPR goal of the per-slice calibrated thresholds; default each attack's own
         (``fpr_target`` of ``result.metrics``).
     alpha : float, default=0.05
         Level of the disparity test: the chance of any alarm when the target leaks
@@ -524,8 +536,9 @@ def slice_report(
         ``1 / (n_permutations + 1)``.
     confidence : float, default=0.95
         Of every interval.
-    n_bootstraps : int, default=200
-        Bootstrap resamples of each AUC interval (0: the AUC alone).
+    n_bootstrap : int, default=200
+        Bootstrap resamples of each AUC interval (0: the AUC alone). Formerly
+        ``n_bootstraps``, accepted with a ``FutureWarning`` until tabmia 0.3.
     random_state : int or None, default=0
         Seeds the permutations and the bootstraps.
 
@@ -542,7 +555,14 @@ def slice_report(
         correction=correction,
         n_permutations=n_permutations,
         confidence=confidence,
-        n_bootstraps=n_bootstraps,
+        n_bootstrap=renamed_parameter(
+            n_bootstraps,
+            n_bootstrap,
+            old="n_bootstraps",
+            new="n_bootstrap",
+            new_default=200,
+            owner="slice_report",
+        ),
         random_state=random_state,
         metrics=getattr(result, "metrics", None),
         unit=str(getattr(result, "unit", "record") or "record"),

@@ -28,16 +28,16 @@ from tabmia.slices._stats import (
 from tabmia.thresholds import resolves_fpr, select_threshold
 
 
-def _auc_metric(n_bootstraps: int, confidence: float, seed: int) -> Any:
+def _auc_metric(n_bootstrap: int, confidence: float, seed: int) -> Any:
     def metric(y: np.ndarray, p: np.ndarray, scores: np.ndarray) -> tuple[float, float, float]:
         y = np.asarray(y, bool)
         if y.all() or not y.any():
             return (math.nan, math.nan, math.nan)
         value = _auc(y, scores)
-        if n_bootstraps <= 0:
+        if n_bootstrap <= 0:
             return (value, math.nan, math.nan)
         lo, hi = bootstrap_auc_interval(
-            y, scores, n_bootstraps=n_bootstraps, confidence=confidence, random_state=seed
+            y, scores, n_bootstrap=n_bootstrap, confidence=confidence, random_state=seed
         )
         return (value, lo, hi)
 
@@ -340,7 +340,7 @@ def _attack_slicing(
     alphas: dict,
     *,
     confidence: float,
-    n_bootstraps: int,
+    n_bootstrap: int,
     seed: int,
     n_permutations: int,
     rng: np.random.Generator,
@@ -362,7 +362,7 @@ def _attack_slicing(
     )
     sensitive = pd.Series(pd.Categorical(labels, categories=slices), name="slice")
     mf = MetricFrame(
-        metrics={"cells": _cells, "auc": _auc_metric(n_bootstraps, confidence, seed)},
+        metrics={"cells": _cells, "auc": _auc_metric(n_bootstrap, confidence, seed)},
         y_true=member,
         y_pred=flagged,
         sensitive_features=sensitive,

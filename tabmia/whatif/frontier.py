@@ -191,9 +191,9 @@ def frontier_table(result: Any) -> pd.DataFrame:
         rates = _rates(pd.concat([r.metrics for r in runs], ignore_index=True))
         top = rates["tpr"].idxmax()
         r = rates.loc[top]
-        dt = paired_tpr_difference(base, runs, n_boot=B, confidence=conf, random_state=seed)
+        dt = paired_tpr_difference(base, runs, n_bootstrap=B, confidence=conf, random_state=seed)
         du = paired_utility_difference(
-            base, runs, metric, n_boot=B, confidence=conf, random_state=seed
+            base, runs, metric, n_bootstrap=B, confidence=conf, random_state=seed
         )
         ones = [np.arange(x.utility_y.size)[None, :] for x in runs]
         gate = variant_gate(result, v.name)

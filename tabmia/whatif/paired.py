@@ -16,13 +16,13 @@ import pandas as pd
 __all__ = ["paired_tpr_difference", "paired_utility_difference", "utility_values"]
 
 
-def _block_indices(sizes: list[int], n_boot: int, rng: np.random.RandomState) -> np.ndarray:
-    """``(n_boot, sum(sizes))`` indices resampling each block (repeat) within itself."""
+def _block_indices(sizes: list[int], n_bootstrap: int, rng: np.random.RandomState) -> np.ndarray:
+    """``(n_bootstrap, sum(sizes))`` indices resampling each block (repeat) within itself."""
     parts, offset = [], 0
     for n in sizes:
-        parts.append(offset + rng.randint(0, max(n, 1), size=(n_boot, n)))
+        parts.append(offset + rng.randint(0, max(n, 1), size=(n_bootstrap, n)))
         offset += n
-    return np.hstack(parts) if parts else np.zeros((n_boot, 0), dtype=np.intp)
+    return np.hstack(parts) if parts else np.zeros((n_bootstrap, 0), dtype=np.intp)
 
 
 def _member_flags(run: Any) -> pd.DataFrame:
@@ -44,7 +44,7 @@ def _interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
 
 
 def paired_tpr_difference(
-    base_runs: list[Any], runs: list[Any], *, n_boot: int, confidence: float, random_state: int
+    base_runs: list[Any], runs: list[Any], *, n_bootstrap: int, confidence: float, random_state: int
 ) -> dict[str, Any]:
     """Change in TPR (largest over attacks, at their own thresholds) against the base,
     with a paired bootstrap interval over the members both audits scored.
@@ -70,7 +70,7 @@ def paired_tpr_difference(
     fv_all = pd.concat(var_blocks, ignore_index=True).fillna(False).to_numpy(bool).T
     attacks_b = list(base_blocks[0].columns)
     attacks_v = list(var_blocks[0].columns)
-    idx = _block_indices(sizes, n_boot, np.random.RandomState(random_state))
+    idx = _block_indices(sizes, n_bootstrap, np.random.RandomState(random_state))
     # (attacks, replicates, members) flags resampled, then each replicate's TPR
     tpr_b = fb_all[:, idx].mean(axis=2)
     tpr_v = fv_all[:, idx].mean(axis=2)
@@ -170,7 +170,7 @@ def paired_utility_difference(
     runs: list[Any],
     metric: str,
     *,
-    n_boot: int,
+    n_bootstrap: int,
     confidence: float,
     random_state: int,
 ) -> dict[str, float]:
@@ -184,7 +184,7 @@ def paired_utility_difference(
         ``value`` (the variant's), ``base``, ``delta``, ``low``, ``high``.
     """
     rng = np.random.RandomState(random_state)
-    parts = [rng.randint(0, r.utility_y.size, size=(n_boot, r.utility_y.size)) for r in runs]
+    parts = [rng.randint(0, r.utility_y.size, size=(n_bootstrap, r.utility_y.size)) for r in runs]
     ones = [np.arange(r.utility_y.size)[None, :] for r in runs]
     value = float(_utility_boot(runs, metric, ones)[0])
     base = float(_utility_boot(base_runs, metric, ones)[0])
