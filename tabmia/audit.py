@@ -23,6 +23,7 @@ from tabmia.experiment import ExperimentResult, MembershipRound
 from tabmia.metrics import check_audit_size
 from tabmia.plausibility import check_attack_scores, check_inputs, check_persons
 from tabmia.settings import RunSettings
+from tabmia.slices import slice_labels
 from tabmia.splits import MembershipSplit, record_meta, slice_frame
 from tabmia.target import as_target, concat_rows, n_rows, take_rows
 
@@ -218,19 +219,22 @@ def audit_model(
 
 
 def _run_settings(settings: RunSettings | None, **keywords: Any) -> RunSettings:
-    """``settings``, or the settings of ``keywords``; both where the keywords keep their
-    defaults is refused, so that no value is silently one or the other's."""
+    """``settings``, or the settings of ``keywords`` (``audit_model``'s); settings beside a
+    keyword changed from its default are refused, so that no value is silently dropped."""
     if settings is None:
         return RunSettings(**keywords)
     defaults = inspect.signature(audit_model).parameters
-    given = [
-        k for k, v in keywords.items() if v is not defaults[k].default and v != defaults[k].default
-    ]
+    given = [k for k, v in keywords.items() if not _is_default(v, defaults[k].default)]
     if given:
         raise ValueError(
             f"give {', '.join(given)} in settings (a RunSettings) or as keywords, not both"
         )
     return settings
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """``value`` is ``default`` or equal to it and of its type (an array never is)."""
+    return value is default or (type(value) is type(default) and value == default)
 
 
 def _checked_records(
@@ -404,8 +408,6 @@ def _slice_frames(
         and not any(isinstance(part, (str, tuple)) for part in slices)
     ):
         return slice_frame(slices[0], n_train), slice_frame(slices[1], n_pop), ()
-    from tabmia.slices import slice_labels
-
     specs = [slices] if isinstance(slices, str) else list(slices)
     both = []
     for what, X in (("X_train", X_train), ("X_population", X_population)):

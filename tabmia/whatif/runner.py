@@ -29,6 +29,7 @@ from tabmia._estimators import clone_unfitted, is_fitted
 from tabmia._groups import check_groups, person_codes
 from tabmia._rows import n_rows, take_rows
 from tabmia._seeding import derived_seed, seed_from
+from tabmia.attacks import GapAttack, NoiseRobustnessAttack
 from tabmia.gate import parse_limits
 from tabmia.settings import RunSettings
 from tabmia.shadow._cache import _describe
@@ -45,8 +46,6 @@ UTILITY_METRICS: tuple[str, ...] = ("roc_auc", "accuracy", "log_loss")
 def default_label_attacks(fpr: float = 0.01) -> dict[str, Any]:
     """The attacks a label-only variant is audited with when none are given: the gap
     attack and noise robustness (30 noisy copies per record)."""
-    from tabmia.attacks import GapAttack, NoiseRobustnessAttack
-
     return {
         "gap": GapAttack(fpr=fpr),
         "noise_robustness": NoiseRobustnessAttack(n_noise=30, fpr=fpr),
