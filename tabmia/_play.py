@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from tabmia._columns import PERSON
 from tabmia._memory import release_freed_memory
 from tabmia.attacks import membership_tags
 from tabmia.exceptions import (
@@ -116,8 +117,8 @@ def run_attacks(
     _check_outputs(target, attacks)
     frames, rows, fitted = [], [], []
     public_columns = public_columns or {}
-    public_persons = public_columns.get("person")
-    candidate_persons = (extra_columns or {}).get("person")
+    public_persons = public_columns.get(PERSON)
+    candidate_persons = (extra_columns or {}).get(PERSON)
     # persons and slices need each calibration score's record; the named list
     # (tabmia.named) only the scores, which every audit keeps
     by_record = bool(set(public_columns) - {"record"})
