@@ -72,10 +72,9 @@ def membership_game(
         Records that trained the (shadow) model, and their labels.
     X_nonmembers, y_nonmembers : same types
         Records it never saw, and their labels.
-    groups_members, groups_nonmembers : array-like of shape (n_members,), (n_nonmembers,), \
-default=None
-        The person of each member and of each non-member (scikit-learn's ``groups``), given
-        together: they come back shuffled with the records, ready for a group-aware
+    groups_members, groups_nonmembers : array-like, default=None
+        The person of each member and of each non-member (scikit-learn's ``groups``, one
+        per record), given together: they come back shuffled with the records, ready for a group-aware
         splitter (``GroupKFold``) and for an attack's ``fit(..., groups=)``.
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffle (cross-validation folds are then mixed without
