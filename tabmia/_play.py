@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from tabmia._columns import PERSON
 from tabmia._memory import release_freed_memory
 from tabmia._progress import progress_label
 from tabmia.attacks import membership_tags
@@ -120,7 +121,7 @@ def run_attacks(
     frames, rows, fitted = [], [], []
     public_columns = public_columns or {}
     extra_columns = extra_columns or {}
-    candidate_persons = extra_columns.get("person")
+    candidate_persons = extra_columns.get(PERSON)
     # persons and slices need each calibration score's record; the named list
     # (tabmia.named) only the scores, which every audit keeps
     by_record = bool(set(public_columns) - {"record"})
@@ -133,7 +134,7 @@ def run_attacks(
             attack,
             name,
             f"seed {repeat}: {name}",
-            (X_public, y_public, public_columns.get("person")),
+            (X_public, y_public, public_columns.get(PERSON)),
             (X_candidates, y_candidates, candidate_persons),
         )
         t1 = time.perf_counter()

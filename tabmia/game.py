@@ -37,6 +37,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from tabmia._game_labels import GAME_FIELDS, _labels_1d, game_labels, split_game_labels
+from tabmia._groups import check_groups
 from tabmia.target import concat_rows, n_rows, take_rows
 
 __all__ = ["GAME_FIELDS", "membership_game", "game_labels", "split_game_labels"]
@@ -59,8 +60,10 @@ def membership_game(
     X_nonmembers: Any,
     y_nonmembers: Any,
     *,
+    groups_members: Any = None,
+    groups_nonmembers: Any = None,
     random_state: Any = None,
-) -> tuple[Any, np.ndarray]:
+) -> tuple[Any, ...]:
     """Shuffle a model's members and non-members into one cross-validatable game.
 
     Parameters
@@ -69,6 +72,10 @@ def membership_game(
         Records that trained the (shadow) model, and their labels.
     X_nonmembers, y_nonmembers : same types
         Records it never saw, and their labels.
+    groups_members, groups_nonmembers : array-like, default=None
+        The person of each member and of each non-member (scikit-learn's ``groups``, one
+        per record), given together: they come back shuffled with the records, ready for a group-aware
+        splitter (``GroupKFold``) and for an attack's ``fit(..., groups=)``.
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffle (cross-validation folds are then mixed without
         ``shuffle=True``).
@@ -79,6 +86,9 @@ def membership_game(
         All records, shuffled.
     y : ndarray of shape (n,)
         Structured labels (fields ``label`` and ``member``), see :func:`game_labels`.
+    groups : ndarray of shape (n,)
+        Only with ``groups_members`` and ``groups_nonmembers``: each record's person, in the
+        order of ``X``.
     """
     n_in, n_out = n_rows(X_members), n_rows(X_nonmembers)
     y_in, y_out = _labels_1d(y_members, "y_members"), _labels_1d(y_nonmembers, "y_nonmembers")
@@ -89,7 +99,27 @@ def membership_game(
         )
     if n_in == 0 or n_out == 0:
         raise ValueError("a membership game needs both members and non-members")
+    persons = _game_groups(groups_members, groups_nonmembers, n_in, n_out)
     X = concat_rows([X_members, X_nonmembers])
     member = np.r_[np.ones(n_in, bool), np.zeros(n_out, bool)]
     perm = check_random_state(random_state).permutation(n_in + n_out)
-    return take_rows(X, perm), game_labels(np.concatenate([y_in, y_out])[perm], member[perm])
+    game = take_rows(X, perm), game_labels(np.concatenate([y_in, y_out])[perm], member[perm])
+    return game if persons is None else (*game, persons[perm])
+
+
+def _game_groups(members: Any, nonmembers: Any, n_in: int, n_out: int) -> np.ndarray | None:
+    """The person ids of the game's records in the order members, non-members (None
+    without them), checked as every person id is (:func:`tabmia._groups.check_groups`)."""
+    if members is None and nonmembers is None:
+        return None
+    if members is None or nonmembers is None:
+        raise ValueError(
+            "give both groups_members and groups_nonmembers (the person of every record), "
+            "or neither"
+        )
+    return np.concatenate(
+        [
+            check_groups(members, n_in, name="groups_members"),
+            check_groups(nonmembers, n_out, name="groups_nonmembers"),
+        ]
+    )

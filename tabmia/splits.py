@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
+from tabmia._columns import PERSON, SLICE_PREFIX
 from tabmia.target import n_rows, take_rows
 
 __all__ = [
@@ -151,10 +152,10 @@ def record_meta(rows: np.ndarray, groups: Any, slices: pd.DataFrame | None) -> d
     neither is given)."""
     out: dict[str, Any] = {}
     if groups is not None:
-        out["person"] = np.asarray(groups)[rows]
+        out[PERSON] = np.asarray(groups)[rows]
     if slices is not None:
         for name in slices.columns:
-            out[f"slice:{name}"] = slices[name].iloc[rows].to_numpy()
+            out[SLICE_PREFIX + str(name)] = slices[name].iloc[rows].to_numpy()
     return out
 
 

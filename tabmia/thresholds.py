@@ -28,6 +28,7 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from tabmia.exceptions import UnresolvableFPRError
 
@@ -38,6 +39,7 @@ __all__ = [
     "resolves_fpr",
     "conformal_fpr_band",
     "conformal_pvalues",
+    "conformal_pvalues_left_out",
     "select_threshold",
     "ClassConditionalRanks",
 ]
@@ -89,11 +91,35 @@ def threshold_at_fpr(nonmember_scores: Any, fpr: float) -> float:
     return float(np.nextafter(s[j - 1], np.inf))
 
 
+def _ordered_scores(scores: Any, name: str) -> np.ndarray:
+    """Scores as float64; NaN refused, +-inf kept (they order like any score)."""
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    if s.size == 0:
+        raise ValueError(f"{name} is empty")
+    n_nan = int(np.isnan(s).sum())
+    if n_nan:
+        raise ValueError(f"{name} contains {n_nan} NaN values")
+    return s
+
+
+def _conformal(at_or_above: np.ndarray, n: Any, own_count: float) -> np.ndarray:
+    """``(own_count + #{reference >= s}) / (n + 1)``: the one conformal p-value formula,
+    from each score's count of reference scores at or above it among ``n``."""
+    return (own_count + at_or_above) / (n + 1.0)
+
+
+def _check_own_count(own_count: float) -> float:
+    if own_count not in (1.0, 0.5):
+        raise ValueError(f"own_count must be 1 or 0.5, got {own_count!r}")
+    return float(own_count)
+
+
 def conformal_pvalues(
     candidate_scores: Any,
     calibration_scores: Any,
     *,
     ties: str = "conservative",
+    own_count: float = 1.0,
     random_state: Any = None,
 ) -> np.ndarray:
     """Conformal p-value of each candidate under "it is a non-member like the calibration".
@@ -104,20 +130,28 @@ def conformal_pvalues(
     ``t``, and the p-values of many candidates against one calibration set are positively
     dependent (PRDS; Bates et al., Ann. Statist. 2023), so Benjamini-Hochberg on them
     controls the false-discovery rate. ``p <= fpr`` flags exactly what
-    :func:`threshold_at_fpr` does: the two are one rule.
+    :func:`threshold_at_fpr` does: the two are one rule. The same p-value serves records
+    and persons (:func:`tabmia.persons.person_scores`: a person's statistic against the
+    public persons'); :func:`conformal_pvalues_left_out` is its form for the calibration
+    scores themselves.
 
     Parameters
     ----------
     candidate_scores : array-like of shape (m,)
-        Scores of the records (or persons) tested.
+        Scores of the records (or persons) tested. NaN is refused; +-inf orders as a score.
     calibration_scores : array-like of shape (n,)
         Scores of known non-members: the null the attack's threshold is chosen from.
     ties : {"conservative", "randomized"}, default="conservative"
-        A calibration score equal to a candidate's counts as at or above it
+        The tie rule. A calibration score equal to a candidate's counts as at or above it
         (``"conservative"``: valid, and conservative where scores tie, e.g. a loss of 0
         on many records), or counts with a uniform weight ``U``
         (``"randomized"``: ``(U (1 + #{calibration == s}) + #{calibration > s}) / (n + 1)``,
         exactly uniform for a non-member whatever the ties).
+    own_count : {1, 0.5}, default=1
+        What the candidate counts for itself (the ``1`` of ``1 + #{...}``); 0.5 gives the
+        mid-p ``(0.5 + #{calibration >= s}) / (n + 1)``, below 1 for every score (a normal
+        quantile of it stays finite: Stouffer's rule of persons), not itself valid
+        (only with ``ties="conservative"``).
     random_state : int, Generator or None, default=None
         The ``U`` of ``ties="randomized"``, one per candidate.
 
@@ -131,17 +165,73 @@ def conformal_pvalues(
     >>> conformal_pvalues([3.0, 0.5], [0.0, 1.0, 2.0, 3.0])
     array([0.4, 0.8])
     """
-    s = _as_scores(candidate_scores, "candidate_scores")
-    ref = np.sort(_as_scores(calibration_scores, "calibration_scores"))
+    s = _ordered_scores(candidate_scores, "candidate_scores")
+    ref = np.sort(_ordered_scores(calibration_scores, "calibration_scores"))
     n = ref.size
     at_or_above = n - np.searchsorted(ref, s, side="left")
     if ties == "conservative":
-        return (1.0 + at_or_above) / (n + 1.0)
+        return _conformal(at_or_above, n, _check_own_count(own_count))
     if ties != "randomized":
         raise ValueError(f"ties must be 'conservative' or 'randomized', got {ties!r}")
+    if own_count != 1.0:
+        raise ValueError("own_count=0.5 (the mid-p) is only defined for ties='conservative'")
     above = n - np.searchsorted(ref, s, side="right")
     u = np.random.default_rng(random_state).uniform(size=s.size)
     return (above + u * (1.0 + at_or_above - above)) / (n + 1.0)
+
+
+def conformal_pvalues_left_out(
+    calibration_scores: Any, groups: Any = None, *, own_count: float = 1.0
+) -> np.ndarray:
+    """Conformal p-value of each calibration score against the others, its own left out.
+
+    ``p_i = (1 + #{j outside i's group: s_j >= s_i}) / (n_i + 1)``, with ``n_i`` the
+    calibration scores outside ``i``'s group (the tie rule of :func:`conformal_pvalues`:
+    an equal score counts as at or above). A calibration record (or public person) then
+    stands where a candidate stands: compared with the scores it is not part of, so its
+    p-value is exchangeable with a fresh non-member's. With ``groups`` (person ids), a
+    record is compared with the *other persons'* records only, as a candidate's record is
+    (a candidate's other records are not in the calibration): counting a person's own
+    correlated records would make public persons look less extreme than candidates like
+    them.
+
+    Parameters
+    ----------
+    calibration_scores : array-like of shape (n,)
+        Scores of known non-members. NaN is refused; +-inf orders as a score.
+    groups : array-like of shape (n,), default=None
+        The group (person) of each score, left out with it; None: each score alone.
+    own_count : {1, 0.5}, default=1
+        As :func:`conformal_pvalues` (0.5: the mid-p).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        p-values in ``[1 / (n_i + 1), 1]``.
+
+    Examples
+    --------
+    >>> conformal_pvalues_left_out([0.0, 1.0, 2.0, 3.0])
+    array([1.  , 0.75, 0.5 , 0.25])
+    >>> conformal_pvalues_left_out([0.0, 1.0, 2.0, 3.0], groups=[0, 0, 1, 1])
+    array([1.        , 1.        , 0.33333333, 0.33333333])
+    """
+    s = _ordered_scores(calibration_scores, "calibration_scores")
+    own_count = _check_own_count(own_count)
+    ref = np.sort(s)
+    n = ref.size
+    at_or_above = n - np.searchsorted(ref, s, side="left")  # counts the score itself
+    if groups is None:
+        return _conformal(at_or_above - 1, n - 1, own_count)
+    codes, _ = pd.factorize(np.asarray(groups))
+    if codes.size != n or (codes < 0).any():
+        raise ValueError(f"groups must give a group (no NaN) to each of the {n} calibration scores")
+    # the group's own scores at or above each score (itself included), and its size
+    own_at_or_above = (
+        pd.Series(s).groupby(codes).rank(method="max", ascending=False).to_numpy(np.int64)
+    )
+    size = np.bincount(codes)
+    return _conformal(at_or_above - own_at_or_above, n - size[codes], own_count)
 
 
 def conformal_fpr_band(

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "tabmia._device", "tabmia._estimators", "tabmia._records", "tabmia._rows",
         "tabmia._progress", "tabmia._array", "tabmia._seeding", "tabmia._torch",
         "tabmia.claims", "tabmia._memory", "tabmia._groups", "tabmia.settings",
-        "tabmia._deprecation",
+        "tabmia._deprecation", "tabmia._columns",
     ]),
     ("1 data", ["tabmia.datasets", "tabmia.datasets.*"]),
     ("2 target adapter", ["tabmia", "tabmia.target", "tabmia.precomputed", "tabmia.game"]),
@@ -34,20 +34,28 @@ LAYERS: list[tuple[str, list[str]]] = [
                       "tabmia.structure", "tabmia.structure.*"]),
     ("4 shadow engine", ["tabmia.shadow", "tabmia.shadow.*", "tabmia.backends"]),
     ("5 attacks", ["tabmia.attacks", "tabmia.attacks.*"]),
-    ("6 report", [
-        "tabmia.report", "tabmia.report.*", "tabmia.gate", "tabmia.testing",
-        "tabmia.schema", "tabmia.schema.*", "tabmia.named", "tabmia.named.*",
+    ("6 report", ["tabmia.report", "tabmia.report.*", "tabmia.schema", "tabmia.schema.*"]),
+    ("7 analyses", [
+        "tabmia._result", "tabmia.persons", "tabmia.persons.*", "tabmia.slices",
+        "tabmia.slices.*", "tabmia.named", "tabmia.named.*",
     ]),
-    ("7 runs", [
+    ("8 gate", ["tabmia.gate", "tabmia.testing"]),
+    ("9 runs", [
         "tabmia.recipes", "tabmia._attack_builder", "tabmia.experiment", "tabmia.audit",
         "tabmia.benchmark", "tabmia._benchmark_report", "tabmia.dp", "tabmia.dp.*",
-        "tabmia._play", "tabmia.splits", "tabmia.persons", "tabmia.persons.*",
-        "tabmia.slices", "tabmia.slices.*", "tabmia.whatif", "tabmia.whatif.*",
+        "tabmia._play", "tabmia.splits", "tabmia.whatif", "tabmia.whatif.*",
         "tabmia.mlflow._loading", "tabmia.mlflow._metrics", "tabmia.mlflow._run",
     ]),
-    ("8 command line", ["tabmia.cli", "tabmia.cli.*"]),
-    ("9 integrations", ["tabmia.mlflow", "tabmia.mlflow.*"]),
+    ("10 command line", ["tabmia.cli", "tabmia.cli.*"]),
+    ("11 integrations", ["tabmia.mlflow", "tabmia.mlflow.*"]),
 ]
+
+#: The analyses floor: what reads an ``ExperimentResult`` (and makes one, for persons)
+#: never runs a game, so it imports no runner, directly or through another module.
+ANALYSES = ["tabmia._result", "tabmia.persons", "tabmia.persons.*", "tabmia.slices",
+            "tabmia.slices.*", "tabmia.named", "tabmia.named.*"]
+RUNNERS = ["tabmia.experiment", "tabmia.audit", "tabmia.benchmark", "tabmia.whatif",
+           "tabmia.whatif.*", "tabmia.cli", "tabmia.cli.*"]
 
 #: Imports inside a function that close a loop, each with its reason. The cycle check
 #: leaves out these edges only; each must stay inside a function body (checked).
@@ -161,6 +169,31 @@ def test_every_module_is_in_a_layer():
 def test_no_import_runs_up_the_layers():
     upward = upward_imports(GRAPH)
     assert not upward, "imports against docs/architecture.md's layers:\n" + "\n".join(upward)
+
+
+def _matches(module: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(module, p) for p in patterns)
+
+
+def reached_runners(graph: dict[str, dict[str, int]], start: str) -> list[str]:
+    """The runners ``start`` imports, directly or through the modules it imports."""
+    seen, stack = {start}, [start]
+    while stack:
+        for name in graph.get(stack.pop(), {}):
+            if name not in seen:
+                seen.add(name)
+                stack.append(name)
+    return sorted(m for m in seen if _matches(m, RUNNERS))
+
+
+def test_analyses_import_no_runner():
+    analyses = [m for m in GRAPH if _matches(m, ANALYSES)]
+    assert {"tabmia.persons", "tabmia.slices", "tabmia._result"} <= set(analyses)
+    reached = {m: r for m in analyses if (r := reached_runners(GRAPH, m))}
+    assert not reached, f"analyses that import a runner (docs/architecture.md): {reached}"
+    # and the check sees such an import
+    graph = {"tabmia.persons": {"tabmia.report": 1}, "tabmia.report": {"tabmia.audit": 2}}
+    assert reached_runners(graph, "tabmia.persons") == ["tabmia.audit"]
 
 
 def _function_level(path: Path) -> set[int]:

@@ -156,9 +156,20 @@ def test_bad_person_ids_get_one_clear_error(persons, bad, match):
 
 def test_grid_search_routes_groups_to_the_attack(persons):
     X, y, groups, train, model = persons
-    Xg, yg = membership_game(X[train], y[train], X[~train], y[~train], random_state=0)
-    # the game keeps no order of its own records: route the persons in the game's order
+    # the game keeps the persons, shuffled with the records
+    Xg, yg, g = membership_game(X[train], y[train], X[~train], y[~train],
+                                groups_members=groups[train], groups_nonmembers=groups[~train],
+                                random_state=0)
+    Xp, yp = membership_game(X[train], y[train], X[~train], y[~train], random_state=0)
+    assert np.array_equal(Xg, Xp) and np.array_equal(yg, yp)
     order = np.r_[np.flatnonzero(train), np.flatnonzero(~train)]
+    perm = np.random.RandomState(0).permutation(order.size)
+    assert np.array_equal(g, groups[order][perm]) and np.array_equal(Xg, X[order][perm])
+    with pytest.raises(ValueError, match="both groups_members and groups_nonmembers"):
+        membership_game(X[train], y[train], X[~train], y[~train], groups_members=groups[train])
+    with pytest.raises(ValueError, match="groups_nonmembers has 3 person ids"):
+        membership_game(X[train], y[train], X[~train], y[~train],
+                        groups_members=groups[train], groups_nonmembers=groups[:3])
     seen = []
 
     class Spy(LossAttack):
@@ -170,19 +181,8 @@ def test_grid_search_routes_groups_to_the_attack(persons):
         attack = Spy(model, fpr=0.05).set_fit_request(groups=True)
         search = GridSearchCV(attack, {"class_based": [False, True]}, cv=GroupKFold(3),
                               scoring=make_membership_scorer("auc", fpr=0.05))
-        g = _game_groups(Xg, X, groups, order)
         search.fit(Xg, yg, groups=g)
     assert seen and all(n is not None for n in seen)
-
-
-def _game_groups(Xg, X, groups, order):
-    """The person of each game record, found by content."""
-    import pandas as pd
-
-    key = pd.DataFrame(X[order]).round(12).astype(str).agg("|".join, axis=1)
-    where = pd.Series(groups[order], index=key)
-    gkey = pd.DataFrame(np.asarray(Xg)).round(12).astype(str).agg("|".join, axis=1)
-    return where.loc[~where.index.duplicated()].reindex(gkey).to_numpy()
 
 
 def test_a_model_that_never_saw_the_persons_sits_at_chance_at_person_level(persons):

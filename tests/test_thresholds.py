@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from tabmia.metrics import UnresolvableFPRError, clopper_pearson
-from tabmia.thresholds import ClassConditionalRanks, select_threshold, threshold_at_fpr
+from tabmia.thresholds import (
+    ClassConditionalRanks,
+    conformal_pvalues,
+    conformal_pvalues_left_out,
+    select_threshold,
+    threshold_at_fpr,
+)
 
 
 @pytest.mark.parametrize("alpha", [0.01, 0.05])
@@ -82,3 +88,36 @@ def test_smallest_resolvable_fpr_is_the_first_level_threshold_at_fpr_accepts():
     assert smallest_resolvable_fpr(99) == 0.01 and smallest_resolvable_fpr(100_000) == 0.001
     with pytest.raises(ValueError):
         smallest_resolvable_fpr(0)
+
+
+def test_left_out_pvalues_are_the_conformal_pvalue_against_the_others():
+    """Each calibration score's p-value is conformal_pvalues against the scores outside its
+    group: the one formula, its tie rule (an equal score counts as at or above) included."""
+    rng = np.random.default_rng(4)
+    s = rng.integers(0, 6, size=60).astype(float)  # many ties
+    groups = rng.integers(0, 15, size=60)
+    for g, own in ((None, 1.0), (groups, 1.0), (groups, 0.5)):
+        p = conformal_pvalues_left_out(s, g, own_count=own)
+        keys = np.arange(s.size) if g is None else g
+        brute = [conformal_pvalues(s[i], s[keys != keys[i]], own_count=own)[0]
+                 for i in range(s.size)]
+        assert np.array_equal(p, brute)
+    # mid-p: half a count below the conformal p-value, below 1 where a score is the lowest
+    p, mid = conformal_pvalues([0.0, 5.0], s), conformal_pvalues([0.0, 5.0], s, own_count=0.5)
+    assert np.allclose(p - mid, 0.5 / (s.size + 1)) and mid.max() < 1.0
+    with pytest.raises(ValueError, match="own_count"):
+        conformal_pvalues([1.0], [0.0], own_count=2)
+    with pytest.raises(ValueError, match="only defined for ties='conservative'"):
+        conformal_pvalues([1.0], [0.0], ties="randomized", own_count=0.5)
+    with pytest.raises(ValueError, match="a group"):
+        conformal_pvalues_left_out(s, groups[:-1])
+    with pytest.raises(ValueError, match="NaN"):
+        conformal_pvalues([np.nan], s)
+
+
+def test_left_out_pvalues_are_valid_for_a_public_person():
+    """A public person's p-value against the other public persons is distributed like a
+    fresh non-member's: P(p <= t) <= t, close to t without ties."""
+    rng = np.random.default_rng(5)
+    hits = [conformal_pvalues_left_out(rng.normal(size=99))[0] <= 0.1 for _ in range(4000)]
+    assert abs(np.mean(hits) - 0.1) < 3 * np.sqrt(0.1 * 0.9 / 4000)

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tabmia._columns import slicing_name
 from tabmia.exceptions import FlagsNobodyWarning, RunNote
 
 __all__ = [
@@ -350,7 +351,7 @@ def _slice_section(report: Any) -> tuple[list[str], Any, Any]:
     shown = pd.DataFrame(
         {
             "attack": table["attack"],
-            "slicing": table["slicing"].astype(str).str.replace("slice:", "", regex=False),
+            "slicing": table["slicing"].map(slicing_name),
             "slice": table["slice"],
             "members flagged: TPR [95%]": [
                 f"{int(t)}/{int(n)}: {v:.3f} [{lo:.3f}, {hi:.3f}]"

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia._columns import PERSON
 from tabmia.cli._inputs import UsageError
 
 __all__ = [
@@ -189,7 +190,7 @@ def check_public_persons(attacks: dict[str, Any], n_public: int, noun: str) -> N
 def to_persons(args: argparse.Namespace, result: Any, context: dict[str, Any]) -> Any:
     """The person-level result of a record-level audit with persons (``result`` itself
     without), and the context lines that say so."""
-    if "person" not in result.scores.columns:
+    if PERSON not in result.scores.columns:
         return result
     if any(f.check == "shared_persons" for f in result.findings):
         # no person is a member or not as a whole: the record-level audit says cannot tell

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia._columns import slice_columns
 from tabmia.cli._inputs import UsageError
 
 __all__ = ["DEFAULT_SLICES", "slice_specs", "slice_frame_of", "slices_report"]
@@ -111,7 +112,7 @@ def slice_frame_of(
 
 def slices_report(args: argparse.Namespace, result: Any) -> Any:
     """The slice report of ``result`` (its ``slice:`` columns), or None without them."""
-    if not any(str(c).startswith("slice:") for c in result.scores.columns):
+    if not slice_columns(result.scores):
         return None
     from tabmia.slices import slice_report
 

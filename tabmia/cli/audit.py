@@ -14,6 +14,7 @@ import time
 import warnings
 from typing import Any
 
+from tabmia._columns import PERSON
 from tabmia.cli._checks import (
     check_model_counts,
     check_recipe_matches,
@@ -476,7 +477,7 @@ def run_audit(args: argparse.Namespace) -> int:
     reconstruction = context.pop("reconstruction", None)
     if args.train is not None and "data" not in context:
         context = {"data": str(args.train), **context}
-    if "person" in result.scores.columns and getattr(args, "group_column", None):
+    if PERSON in result.scores.columns and getattr(args, "group_column", None):
         # the header names the column; the verdict calls them "persons"
         context.setdefault("person ids", f"column {args.group_column!r}")
     if fallbacks:

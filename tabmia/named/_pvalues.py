@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia._columns import PERSON
 from tabmia.thresholds import conformal_pvalues
 
 __all__ = ["candidate_pvalues"]
@@ -106,7 +107,7 @@ def _person_part(part: pd.DataFrame, cal: pd.DataFrame | None, repeat: Any, atta
         {
             "repeat": repeat,
             "attack": attack,
-            "id": part["person"].to_numpy(),
+            "id": part[PERSON].to_numpy(),
             "member": part["member"].to_numpy(bool),
             "p_value": part["p_value"].to_numpy(float),
             "p_floor": 1.0 / (n + 1.0),

@@ -18,7 +18,9 @@ person-level one in two steps.
 ``"combined"`` is the default). Each record first gets its
 conformal p-value under the null against the attack's public calibration records of the
 same (repeat, attack): ``p_i = (1 + #{calibration scores >= s_i}) / (n_cal + 1)``,
-uniform (up to ties) for a fresh non-member record whatever the score's scale [4]_.
+uniform (up to ties) for a fresh non-member record whatever the score's scale [4]_
+(:func:`tabmia.thresholds.conformal_pvalues`, the one definition; a public record's:
+:func:`tabmia.thresholds.conformal_pvalues_left_out`).
 
 - ``"max"``: the Šidák-adjusted minimum p-value [2]_,
   ``-log(1 - (1 - min_i p_i)^k)``. It asks "is the person's most exposed record more

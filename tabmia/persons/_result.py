@@ -5,16 +5,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from tabmia._columns import PERSON, promised_fprs
+from tabmia._result import ExperimentResult
 from tabmia.metrics import attack_metrics
-
-if TYPE_CHECKING:
-    from tabmia.experiment import ExperimentResult
-
 from tabmia.persons._scores import (
     BANDS,
     DEFAULT_RULE,
@@ -75,8 +73,6 @@ def person_result(
         When ``result`` has no calibration or no person ids, and as
         :func:`person_scores`.
     """
-    from tabmia.experiment import ExperimentResult
-
     calibration = getattr(result, "calibration", None)
     if calibration is None:
         raise ValueError(
@@ -84,19 +80,17 @@ def person_result(
             "person-level audit calibrates on public persons; run the attacks with an FPR "
             "goal (threshold_goal='fpr') and person ids (groups=)"
         )
-    if "person" not in calibration.columns:
+    if PERSON not in calibration.columns:
         raise ValueError(
             "the result's calibration has no person column: pass person ids (groups=) "
             "so that the public records' persons are known"
         )
-    if "person" not in result.scores.columns:
+    if PERSON not in result.scores.columns:
         raise ValueError("the result's scores have no person column: pass groups=")
     metrics = _with_repeat(result.metrics).set_index(["repeat", "attack"], drop=False)
     asked = fpr is not None  # an FPR asked of the persons, not the records' own
     if fpr is None:
-        if "fpr_target" not in metrics.columns:
-            raise ValueError("the result's metrics have no fpr_target: pass fpr=")
-        fpr = metrics["fpr_target"]
+        fpr = promised_fprs(result.metrics)
     persons, public = person_scores(result.scores, calibration, fpr=fpr, rule=rule)
     n_public = public.groupby(["repeat", "attack"], sort=False).size()
     public_of = dict(list(public.groupby(["repeat", "attack"], sort=False)))
@@ -268,7 +262,7 @@ def most_exposed(persons: pd.DataFrame, n: int = 10) -> pd.DataFrame:
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
-    frame = persons.assign(_id=persons["person"].astype(str))
+    frame = persons.assign(_id=persons[PERSON].astype(str))
     ordered = frame.sort_values(
         ["attack", "score", "n_records", "repeat", "_id"],
         ascending=[True, False, True, True, True],
@@ -278,7 +272,7 @@ def most_exposed(persons: pd.DataFrame, n: int = 10) -> pd.DataFrame:
     ordered["rank"] = by_attack.rank(method="min", ascending=False).astype(int)
     ordered["tied"] = ordered.groupby(["attack", "score"], sort=False)["score"].transform("size")
     top = ordered.groupby("attack", sort=False).head(n)
-    cols = ["attack", "rank", "tied", "repeat", "person", "n_records", "member", "score"]
+    cols = ["attack", "rank", "tied", "repeat", PERSON, "n_records", "member", "score"]
     cols += [c for c in ("p_value", "band", "flagged") if c in top.columns]
     first_seen = {a: i for i, a in enumerate(pd.unique(persons["attack"]))}
     top = top.assign(_order=top["attack"].map(first_seen))

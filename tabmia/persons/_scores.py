@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from tabmia._columns import PERSON, promised_fpr, slice_columns
 from tabmia.exceptions import UnresolvableFPRError
-
-if TYPE_CHECKING:
-    pass
+from tabmia.thresholds import conformal_pvalues, conformal_pvalues_left_out
 
 __all__ = ["PERSON_RULES", "DEFAULT_RULE", "BANDS", "person_scores"]
 
@@ -59,7 +58,7 @@ DEFAULT_RULE = "combined"
 BANDS: tuple[str, ...] = ("1", "2-3", "4-7", "8-15", "16+")
 _BAND_STARTS = np.array([1, 2, 4, 8, 16])
 
-_NEEDED_COLUMNS = ("attack", "person", "member", "score")
+_NEEDED_COLUMNS = ("attack", PERSON, "member", "score")
 
 
 def _band_label(lo: int, hi: int) -> str:
@@ -133,23 +132,15 @@ def _merge_bands(counts: np.ndarray, needed: int) -> list[tuple[int, int]]:
 
 
 def _alpha_for(fpr: Any, repeat: Any, attack: Any) -> float:
-    """The FPR promised for ``(repeat, attack)``: a float, or a Series by attack or by
-    (repeat, attack)."""
-    if isinstance(fpr, pd.Series):
-        key = (repeat, attack) if isinstance(fpr.index, pd.MultiIndex) else attack
-        if key not in fpr.index:
-            raise ValueError(f"fpr gives no FPR for attack {attack!r} (repeat {repeat})")
-        value = fpr.loc[key]
-    else:
-        value = fpr
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """The FPR promised for ``(repeat, attack)`` (:func:`tabmia._columns.promised_fpr`),
+    which a person-level threshold cannot do without."""
+    alpha = promised_fpr(fpr, repeat, attack)
+    if math.isnan(alpha):
         raise ValueError(
-            f"attack {attack!r} (repeat {repeat}) promises no FPR: its threshold was not "
-            "chosen for an FPR goal, so there is no person-level FPR to calibrate"
+            f"no FPR for attack {attack!r} (repeat {repeat}): its threshold was not chosen "
+            "for an FPR goal, or fpr names none for it, so there is no person-level FPR to "
+            "calibrate"
         )
-    alpha = float(value)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"fpr must be in (0, 1), got {alpha} for attack {attack!r}")
     return alpha
 
 
@@ -162,13 +153,13 @@ def _check_inputs(scores: pd.DataFrame, calibration: pd.DataFrame) -> None:
     missing = [c for c in _NEEDED_COLUMNS if c not in scores.columns]
     if missing:
         raise ValueError(f"scores lack the columns {missing} (docs: records, persons, slices)")
-    missing = [c for c in ("attack", "person", "score") if c not in calibration.columns]
+    missing = [c for c in ("attack", PERSON, "score") if c not in calibration.columns]
     if missing:
         raise ValueError(f"calibration lacks the columns {missing}")
     if scores.empty or calibration.empty:
         raise ValueError("scores and calibration must hold records")
     for name, frame in (("scores", scores), ("calibration", calibration)):
-        n_nan = int(frame["person"].isna().sum())
+        n_nan = int(frame[PERSON].isna().sum())
         if n_nan:
             raise ValueError(f"{name} has {n_nan} records whose person id is missing (NaN)")
         n_nan = int(frame["score"].isna().sum())
@@ -179,7 +170,7 @@ def _check_inputs(scores: pd.DataFrame, calibration: pd.DataFrame) -> None:
         raise ValueError("scores' member column must be boolean or 0/1")
     # a person's records are all members or all non-members within a repeat (the split
     # keeps a person on one side; another repeat may put them on the other)
-    sides = scores.groupby(["repeat", "person"], sort=False)["member"].nunique()
+    sides = scores.groupby(["repeat", PERSON], sort=False)["member"].nunique()
     n_both = int((sides > 1).sum())
     if n_both:
         raise ValueError(
@@ -187,9 +178,9 @@ def _check_inputs(scores: pd.DataFrame, calibration: pd.DataFrame) -> None:
             "(in one repeat): membership must be decided per person (split with groups=)"
         )
     # object keys: ids of different dtypes (str and int) are different persons, not an error
-    cand = scores[["repeat", "person"]].astype({"person": object}).drop_duplicates()
-    public = calibration[["repeat", "person"]].astype({"person": object}).drop_duplicates()
-    n_shared = len(cand.merge(public, on=["repeat", "person"]))
+    cand = scores[["repeat", PERSON]].astype({PERSON: object}).drop_duplicates()
+    public = calibration[["repeat", PERSON]].astype({PERSON: object}).drop_duplicates()
+    n_shared = len(cand.merge(public, on=["repeat", PERSON]))
     if n_shared:
         raise ValueError(
             f"{n_shared} persons are both candidates and public (calibration) persons in "
@@ -202,28 +193,27 @@ def _record_statistics(
     codes: np.ndarray,
     k: np.ndarray,
     s: np.ndarray,
-    ge: np.ndarray,
-    n_ref: np.ndarray | int,
+    p: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
     """Each person's statistic from their records.
 
-    ``ge`` counts the reference scores at or above each record's score, out of ``n_ref``
-    reference scores (the calibration records a record is compared with).
+    ``p`` holds each record's conformal p-value against the calibration records it is
+    compared with, and its mid-p (:func:`tabmia.thresholds.conformal_pvalues`,
+    ``own_count=0.5``).
     """
     n_persons = len(k)
     if rule == "mean":
         return np.bincount(codes, weights=s, minlength=n_persons) / k
     if rule == "max":
-        p = (1.0 + ge) / (n_ref + 1.0)
         p_min = np.full(n_persons, np.inf)
-        np.minimum.at(p_min, codes, p)
+        np.minimum.at(p_min, codes, p[0])
         # -log(1 - (1 - p)^k) without cancelling: 1 - (1 - p)^k = -expm1(k log1p(-p));
         # p = 1 (below every calibration score) gives log1p(-1) = -inf and a statistic of 0
         with np.errstate(divide="ignore"):
             return -np.log(-np.expm1(k * np.log1p(-p_min)))
     # stouffer: the mid-p (half a count lower) keeps z finite where p = 1; the person-level
     # calibration makes the statistic valid whatever this monotone transform is
-    z = stats.norm.isf((0.5 + ge) / (n_ref + 1.0))
+    z = stats.norm.isf(p[1])
     return np.bincount(codes, weights=z, minlength=n_persons) / np.sqrt(k)
 
 
@@ -232,15 +222,14 @@ def _statistics(
     codes: np.ndarray,
     k: np.ndarray,
     s: np.ndarray,
-    ge: np.ndarray,
-    n_ref: np.ndarray | int,
+    p: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
     """Each person's statistic, shape ``(n_persons,)``, or ``(2, n_persons)`` for the
     combined rule (its max and stouffer statistics, combined once each is calibrated:
     :func:`_band_pvalues`)."""
     if rule != "combined":
-        return _record_statistics(rule, codes, k, s, ge, n_ref)
-    return np.vstack([_record_statistics(r, codes, k, s, ge, n_ref) for r in ("max", "stouffer")])
+        return _record_statistics(rule, codes, k, s, p)
+    return np.vstack([_record_statistics(r, codes, k, s, p) for r in ("max", "stouffer")])
 
 
 def _first_per_code(codes: np.ndarray, n: int) -> np.ndarray:
@@ -255,7 +244,7 @@ def _constant_slices(frame: pd.DataFrame) -> list[str]:
     """The ``slice:*`` columns, each a person's slice: the label of the person's first
     record, also where their records carry several (an age band crossed between two
     encounters), so that slices of persons exist whenever slices of records do."""
-    return [c for c in frame.columns if isinstance(c, str) and c.startswith("slice:")]
+    return slice_columns(frame)
 
 
 def _person_frame(
@@ -271,7 +260,7 @@ def _person_frame(
         {
             "repeat": part["repeat"].iloc[0],
             "attack": part["attack"].iloc[0],
-            "person": np.asarray(uniques),
+            PERSON: np.asarray(uniques),
             "member": member if isinstance(member, bool) else member[first],
             "n_records": k,
         }
@@ -286,21 +275,13 @@ def _band_pvalues(
     stat_pub: np.ndarray,
     in_cand: np.ndarray,
     in_pub: np.ndarray,
-    *,
-    leave_out: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Conformal p-values of the candidates and public persons of one band against the
-    band's public persons. A public person's leaves itself out: with ``leave_out``,
-    ``#others >= s / (n - 1 + 1)`` (exchangeable with a candidate's, whose count over ``n``
-    includes no candidate); without, ``(1 + #others >= s) / (n + 1)``, on the candidates'
-    scale (a component of the combined rule, calibrated again after the minimum)."""
-    ref = np.sort(stat_pub[in_pub])
-    n = len(ref)
-    ge_cand = n - np.searchsorted(ref, stat_cand[in_cand], side="left")
-    ge_pub = n - np.searchsorted(ref, stat_pub[in_pub], side="left")  # counts itself
-    p_cand = (1.0 + ge_cand) / (n + 1.0)
-    p_pub = ge_pub / float(n) if leave_out else ge_pub / (n + 1.0)
-    return p_cand, p_pub
+    band's public persons; a public person's leaves itself out (exchangeable with a
+    candidate's, whose count includes no candidate)."""
+    ref = stat_pub[in_pub]
+    p_cand = conformal_pvalues(stat_cand[in_cand], ref) if in_cand.any() else np.ones(0)
+    return p_cand, conformal_pvalues_left_out(ref)
 
 
 def _calibrate(
@@ -351,9 +332,7 @@ def _calibrate(
             final_cand[in_cand], final_pub[in_pub] = _combine(
                 stat_cand[:, in_cand], stat_pub[:, in_pub]
             )
-        p_cand[in_cand], p_pub[in_pub] = _band_pvalues(
-            final_cand, final_pub, in_cand, in_pub, leave_out=True
-        )
+        p_cand[in_cand], p_pub[in_pub] = _band_pvalues(final_cand, final_pub, in_cand, in_pub)
         band_pub[in_pub], band_cand[in_cand] = label, label
     for frame, p, band, stat in (
         (cand, p_cand, band_cand, final_cand),
@@ -466,24 +445,20 @@ def person_scores(
                 "its public persons' null scores are needed to calibrate persons"
             )
         alpha = _alpha_for(fpr, repeat, attack)
-        c_codes, c_uniques = pd.factorize(part["person"])
-        p_codes, p_uniques = pd.factorize(cal["person"])
+        c_codes, c_uniques = pd.factorize(part[PERSON])
+        p_codes, p_uniques = pd.factorize(cal[PERSON])
         c_k, p_k = np.bincount(c_codes), np.bincount(p_codes)
         s_cand = part["score"].to_numpy(float)
         s_pub = cal["score"].to_numpy(float)
-        ref = np.sort(s_pub)
-        n_cal = len(ref)
-        ge_cand = n_cal - np.searchsorted(ref, s_cand, side="left")
         # a public record is compared with the *other persons'* public records, as a
-        # candidate's record is (a candidate's other records are not in the calibration):
-        # counting a person's own correlated records would make public persons look less
-        # extreme than candidates like them, and the threshold too low
-        own_ge = (
-            pd.Series(s_pub).groupby(p_codes).rank(method="max", ascending=False).to_numpy(np.int64)
+        # candidate's record is (the threshold would be too low otherwise)
+        p_cand = (conformal_pvalues(s_cand, s_pub), conformal_pvalues(s_cand, s_pub, own_count=0.5))
+        p_pub = (
+            conformal_pvalues_left_out(s_pub, p_codes),
+            conformal_pvalues_left_out(s_pub, p_codes, own_count=0.5),
         )
-        ge_pub = n_cal - np.searchsorted(ref, s_pub, side="left") - own_ge
-        stat_cand = _statistics(rule, c_codes, c_k, s_cand, ge_cand, n_cal)
-        stat_pub = _statistics(rule, p_codes, p_k, s_pub, ge_pub, n_cal - p_k[p_codes])
+        stat_cand = _statistics(rule, c_codes, c_k, s_cand, p_cand)
+        stat_pub = _statistics(rule, p_codes, p_k, s_pub, p_pub)
         for stat, what in ((stat_cand, "candidate"), (stat_pub, "public")):
             if np.isnan(stat).any():
                 raise ValueError(
@@ -505,7 +480,7 @@ def person_scores(
     order = [
         "repeat",
         "attack",
-        "person",
+        PERSON,
         "member",
         "n_records",
         "band",

@@ -37,6 +37,7 @@ from typing import Any
 
 import pandas as pd
 
+from tabmia._columns import slicing_name
 from tabmia.metrics import clopper_pearson, empirical_epsilon
 from tabmia.report.state import own_threshold_summary
 
@@ -318,11 +319,6 @@ def _gate_outcomes(results: Mapping[str, Any]) -> Iterator[Contradiction]:
 
 
 # --------------------------------------------------------------------- slices
-def _slicing_name(slicing: Any) -> str:
-    text = str(slicing)
-    return text[len("slice:") :] if text.startswith("slice:") else text
-
-
 def _named_interval(results: Mapping[str, Any]) -> Iterator[Contradiction]:
     """A slice named more exposed with an interval of its difference that holds 0: the
     interval printed with it must agree with the test that named it (issue 46, item 6)."""
@@ -332,7 +328,7 @@ def _named_interval(results: Mapping[str, Any]) -> Iterator[Contradiction]:
         if row.get("significant") and not low > 0:
             yield Contradiction(
                 "named_slice_interval_holds_zero",
-                f"{row.get('attack')}, {_slicing_name(row.get('slicing'))}: "
+                f"{row.get('attack')}, {slicing_name(row.get('slicing'))}: "
                 f"{row.get('slice')!r} named more exposed",
                 f"difference {_number(row.get('difference')):.3f}, interval "
                 f"[{low:.3f}, {_number(row.get('difference_high')):.3f}]",
@@ -373,7 +369,7 @@ def _named_at_unequal_fpr(results: Mapping[str, Any]) -> Iterator[Contradiction]
         if lo_s > hi_r + _TOL or lo_r > hi_s + _TOL:
             yield Contradiction(
                 "named_slice_at_unequal_fpr",
-                f"{row.get('attack')}, {_slicing_name(row.get('slicing'))}: "
+                f"{row.get('attack')}, {slicing_name(row.get('slicing'))}: "
                 f"{row.get('slice')!r} named more exposed ({row.get('metric')})",
                 f"TPR {_number(row.get('tpr_slice')):.3f} vs {_number(row.get('tpr_rest')):.3f} "
                 f"at FPR {f_slice:.3f} [{lo_s:.3f}, {hi_s:.3f}] ({n_slice} non-members) vs "
@@ -394,7 +390,7 @@ def _equal_fpr_without_flags(results: Mapping[str, Any]) -> Iterator[Contradicti
         alpha, n0 = _number(r.get("fpr_target")), _number(r.get("n_nonmembers"))
         flags = _number(r.get("tp_cal")) + _number(r.get("fp_cal"))
         if flags == 0 and 0 < alpha < 1 and n0 * -math.log1p(-alpha) > -math.log(0.05):
-            key = (str(r.get("attack")), _slicing_name(r.get("slicing")))
+            key = (str(r.get("attack")), slicing_name(r.get("slicing")))
             silent.setdefault(key, []).append(
                 f"{r.get('slice')!r} flags 0 of {int(_number(r.get('n_members')))} members and "
                 f"0 of {int(n0)} non-members at its threshold calibrated to FPR {alpha:g}"

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia._columns import slicing_name
 from tabmia.metrics import _empirical_epsilons, _epsilon_from_rates
 from tabmia.report.state import tie_bound
 
@@ -382,7 +383,7 @@ def check_slice_tpr(table: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
     rows.index = (
         rows["attack"].astype(str)
         + " / "
-        + rows["slicing"].astype(str).str.replace("slice:", "", regex=False)
+        + rows["slicing"].map(slicing_name)
         + "="
         + rows["slice"].astype(str)
     )

@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: Prefix of the slice columns of ``ExperimentResult.scores`` and ``.calibration``.
-SLICE_PREFIX = "slice:"
+from tabmia._columns import SLICE_PREFIX, slice_columns
+
+__all__ = ["SLICE_PREFIX", "OTHER", "SliceLabels", "slice_labels", "slice_columns"]
+
 #: Label of the records whose combination has too few of them.
 OTHER = "other"
 
@@ -298,8 +300,3 @@ def slice_labels(
         merged=merged,
         notes=tuple(notes),
     )
-
-
-def slice_columns(frame: pd.DataFrame) -> list[str]:
-    """The ``slice:<name>`` columns of a scores or calibration frame."""
-    return [str(c) for c in frame.columns if str(c).startswith(SLICE_PREFIX)]

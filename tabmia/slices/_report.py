@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from tabmia._columns import slice_column, slicing_name
 from tabmia._deprecation import DEPRECATED, renamed_parameter
 from tabmia.slices._display import SliceRiskDisplay
-from tabmia.slices._labels import SLICE_PREFIX
 from tabmia.slices._stats import METRICS, _adjust, _mover
 from tabmia.slices._table import (
     _alphas,
@@ -124,10 +124,10 @@ class SliceReport:
         if attack is not None:
             keys = [k for k in keys if k[0] == attack]
         if slicing is not None:
-            col = slicing if str(slicing).startswith(SLICE_PREFIX) else SLICE_PREFIX + slicing
+            col = slice_column(slicing)
             keys = [k for k in keys if k[1] == col]
         if len(keys) != 1:
-            have = ", ".join(f"{a} / {c[len(SLICE_PREFIX) :]}" for a, c in self.metric_frames)
+            have = ", ".join(f"{a} / {slicing_name(c)}" for a, c in self.metric_frames)
             raise ValueError(
                 f"{len(keys)} (attack, slicing) pairs match attack={attack!r}, "
                 f"slicing={slicing!r}; name one of: {have or 'none'}"
@@ -170,7 +170,7 @@ class SliceReport:
 
     def _pair_lines(self, row: Any, corr: str) -> list[str]:
         """The sentences of one (attack, slicing)."""
-        slicing = str(row.slicing)[len(SLICE_PREFIX) :]
+        slicing = slicing_name(row.slicing)
         head = f"{row.attack}, slices by {slicing}"
         if not np.isfinite(row.p_value):
             return [

@@ -5,7 +5,6 @@ slice) strata), the per-slice table rows and the disparity test's rows."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -13,9 +12,16 @@ import pandas as pd
 from scipy import stats
 from sklearn.metrics import roc_curve
 
+from tabmia._columns import (
+    FPR_TARGET,
+    promised_fpr,
+    promised_fprs,
+    slice_column,
+    slice_columns,
+    slicing_name,
+)
 from tabmia.metrics import auc as _auc
 from tabmia.metrics import bootstrap_auc_interval
-from tabmia.slices._labels import SLICE_PREFIX, slice_columns
 from tabmia.slices._stats import (
     _CELLS,
     METRICS,
@@ -69,9 +75,9 @@ def _resolve_slicings(scores: pd.DataFrame, slices: Any) -> list[str]:
     names = [slices] if isinstance(slices, str) else list(slices)
     out = []
     for s in names:
-        col = s if str(s).startswith(SLICE_PREFIX) else SLICE_PREFIX + str(s)
+        col = slice_column(s)
         if col not in scores.columns:
-            shown = ", ".join(c[len(SLICE_PREFIX) :] for c in available) or "none"
+            shown = ", ".join(slicing_name(c) for c in available) or "none"
             raise ValueError(f"slice column {col!r} is not in the scores (slices present: {shown})")
         out.append(col)
     return out
@@ -98,27 +104,12 @@ def _check_labels(values: pd.Series, col: str, frame: str) -> None:
 
 
 def _alphas(scores: pd.DataFrame, fpr: Any, metrics: pd.DataFrame | None) -> dict[tuple, float]:
-    """(repeat, attack) -> the FPR goal a slice's calibrated threshold aims at."""
+    """(repeat, attack) -> the FPR goal a slice's calibrated threshold aims at (NaN: none;
+    by default the FPR each attack promised)."""
+    if fpr is None and metrics is not None and FPR_TARGET in metrics:
+        fpr = promised_fprs(metrics)
     keys = scores[["repeat", "attack"]].drop_duplicates().itertuples(index=False, name=None)
-    out: dict[tuple, float] = {}
-    lookup: dict[tuple, float] = {}
-    if fpr is None and metrics is not None and "fpr_target" in metrics:
-        for r, a, f in metrics[["repeat", "attack", "fpr_target"]].itertuples(
-            index=False, name=None
-        ):
-            if f is not None and np.isfinite(float(f)):
-                lookup[(r, a)] = float(f)
-    for key in keys:
-        if fpr is None:
-            value = lookup.get(key, math.nan)
-        elif isinstance(fpr, Mapping):
-            value = float(fpr.get(key[1], math.nan))
-        else:
-            value = float(fpr)
-        if np.isfinite(value) and not 0.0 < value < 1.0:
-            raise ValueError(f"fpr must be in (0, 1), got {value} for attack {key[1]!r}")
-        out[key] = value
-    return out
+    return {(r, a): promised_fpr(fpr, r, a) for r, a in keys}
 
 
 # --------------------------------------------------------------- computation
@@ -416,7 +407,7 @@ def _attack_slicing(
     tests = _test_rows(test, slices, attack, col)
     if test.get("calibrated advantage") is None and calibrated.sum() < 2:
         notes.append(
-            f"{attack}, slices by {col[len(SLICE_PREFIX) :]}: fewer than two slices "
+            f"{attack}, slices by {slicing_name(col)}: fewer than two slices "
             "resolve the FPR goal on their own public records, so the slices cannot be "
             "compared at equal FPR and none is named more exposed; the advantage at the "
             "attack's own threshold is tested instead, which also moves with where that "
@@ -463,7 +454,7 @@ def _table_rows(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The per-slice table rows (and the overall row) with the notes on unresolved slices."""
     notes: list[str] = []
-    slicing = col[len(SLICE_PREFIX) :]
+    slicing = slicing_name(col)
     entries = [("overall", mf.overall, ov_cal, n_cal_all, "")]
     for s in slices:
         st = status.get(s)

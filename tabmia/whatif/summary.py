@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia._columns import PERSON
 from tabmia.whatif.frontier import SELECTION_CAVEAT, best_variant
 
 __all__ = ["markdown_report", "plot_frontier", "summary_text", "units_sentence"]
@@ -35,11 +36,11 @@ def _units(result: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "members": int(member.sum()),
         "nonmembers": int((~member).sum()),
-        "persons": "person" in s and s["person"].notna().any(),
+        "persons": PERSON in s and s[PERSON].notna().any(),
     }
     if out["persons"]:
-        out["member_persons"] = int(s.loc[member, "person"].nunique())
-        out["nonmember_persons"] = int(s.loc[~member, "person"].nunique())
+        out["member_persons"] = int(s.loc[member, PERSON].nunique())
+        out["nonmember_persons"] = int(s.loc[~member, PERSON].nunique())
     return out
 
 
