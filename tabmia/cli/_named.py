@@ -13,6 +13,7 @@ __all__ = ["named_of", "named_table", "write_named"]
 def named_of(args: argparse.Namespace, result: Any, state: Any) -> Any:
     """The audit's named list at ``--fdr`` (withheld where ``state`` cannot tell), at the
     PPV prior of ``--gammas`` (the largest)."""
+    from tabmia.cli._persons import person_noun
     from tabmia.named import DEFAULT_Q, named_members
 
     q = getattr(args, "fdr", None) or DEFAULT_Q
@@ -23,6 +24,7 @@ def named_of(args: argparse.Namespace, result: Any, state: Any) -> Any:
         prior=max(gammas) if gammas else None,
         state=state,
         random_state=getattr(args, "random_state", 0),
+        noun=person_noun(getattr(args, "dataset", None)),
     )
 
 

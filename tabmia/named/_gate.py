@@ -32,7 +32,7 @@ def check_named(named: Any, limit: RiskLimit) -> LimitCheck:
         raise ValueError(f"{limit}: the limit needs the named list at q = {q:g}; got {given}")
     row = named.headline_row()
     share = 0.0 < limit.limit < 1.0
-    noun = "persons" if named.unit == "person" else "records"
+    noun = named.unit_noun()
     if named.withheld or row is None or row["status"] == "unresolvable":
         why = (
             named.withheld
