@@ -283,7 +283,10 @@ def test_person_lists_speak_of_the_data_sets_own_persons():
     named = named_of(args, persons, _RISK)
     assert named.noun == "patients" and "training patients" in named.lines()[0]
     (lim,) = parse("named@0.1=0")
-    assert "patients named" in check_named(named, lim).reason
+    reason = check_named(named, lim).reason
+    assert "patients named" in reason and "of them non-member patients" in reason
+    gate = evaluate_gate(persons, "named@0.1=0", named=named)
+    assert "non-member persons" not in " ".join(gate.lines())
     from_file = named_of(argparse.Namespace(dataset=None, fdr=0.1), persons, _RISK)
     assert "training persons" in from_file.lines()[0]
     assert "training records" in named_of(args, result, _RISK).lines()[0]
