@@ -336,8 +336,8 @@ def report_simultaneous(work: Path) -> None:
     }
     md = [
         "Simultaneous bounds on the non-members among the first k named, every k at once "
-        "(`tabmia.named.fdp_bounds`: Simes / Goeman-Solari with n for Hommel's h; any "
-        "dependence for the Bonferroni combination), against the truth. Script: "
+        "(`tabmia.named.fdp_bounds`: closed testing with Simes, Goeman-Solari, through "
+        "Hommel's h; any dependence for the Bonferroni combination), against the truth. Script: "
         "`benchmarks/named_fdr.py --simultaneous` (its docstring has the design).",
         "",
         "Sized to about 15 minutes on a shared 2-core machine: loss and the calibrated attack "
@@ -357,11 +357,11 @@ def report_simultaneous(work: Path) -> None:
         f"**How much it says** (alpha 0.05, the {tight['lists']} BH lists at q = 0.1 that name "
         f"someone): {tight['named']} named, {tight['wrong']} of them non-members, bound "
         f"{tight['bound']}; the bound is below the list's length in "
-        f"{100 * tight['below_length']:.0f} % of the lists. It holds but says little at these "
-        "sizes: a conformal p-value is at least 1 / (public + 1) (250-600 public records or "
-        "patients here) while Simes certifies a name only below alpha / n (n the 330-780 "
-        "candidates), i.e. with more public records than n / alpha; a Bonferroni "
-        "combination doubles the smallest p-value and divides alpha by sum 1/i.",
+        f"{100 * tight['below_length']:.0f} % of the lists. What limits it: a conformal p-value "
+        "is at least 1 / (public + 1) (250-600 public records or patients here) while a "
+        "name is certified only below alpha / h (h Hommel's, about the non-members among "
+        "the 330-780 candidates, more where the signal is weak); a Bonferroni combination "
+        "doubles the smallest p-value and divides alpha by sum 1/i.",
         "",
         "## Pooled over cells",
         "",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import re
 import warnings
@@ -154,24 +155,36 @@ def test_persons_and_records_agree_when_every_person_has_one_record():
 
 
 # ------------------------------------------------------- simultaneous bounds, every k
-def _brute_bounds(p, alpha):
-    """min over u of (u - 1 + #{first k with p > u alpha / n}), for each k, by loops."""
+def _closed_testing_bounds(p, alpha):
+    """Closed testing with Simes' local tests, by enumeration: the most candidates among
+    the first k that a set Simes does not reject can hold, for each k."""
     p = np.sort(p)
     n = p.size
-    return np.array([min([u - 1 + int(np.sum(p[:k] > u * alpha / n)) for u in range(1, n + 1)]
-                         + [k]) for k in range(1, n + 1)])
+    most = np.zeros(n, int)
+    for size in range(1, n + 1):
+        for kept in itertools.combinations(range(n), size):
+            if np.any(p[list(kept)] <= np.arange(1, size + 1) * alpha / size):
+                continue  # Simes rejects this set (p[list(kept)] is sorted)
+            inside = np.zeros(n, bool)
+            inside[list(kept)] = True
+            most = np.maximum(most, np.cumsum(inside))
+    return most
 
 
-def test_fdp_bounds_is_the_simes_bound_of_every_prefix():
+def test_fdp_bounds_is_closed_testing_with_simes():
     rng = np.random.default_rng(5)
-    for _ in range(15):
-        p = np.r_[rng.uniform(size=rng.integers(1, 30)), rng.uniform(0, 0.01, rng.integers(0, 20))]
-        assert np.array_equal(fdp_bounds(p, 0.1), _brute_bounds(p, 0.1))
-    # ties (conformal p-values are k / (n + 1)): the prefix's order among ties is free
-    tied = np.r_[np.full(20, 1 / 501), rng.uniform(size=50)]
-    assert np.array_equal(fdp_bounds(tied, 0.05), _brute_bounds(tied, 0.05))
+    for _ in range(60):
+        n = rng.integers(1, 8)
+        p = np.where(rng.random(n) < 0.5, rng.uniform(size=n), rng.uniform(0, 0.05, size=n))
+        if rng.random() < 0.3:  # ties, as conformal p-values k / (n + 1) have
+            p = np.ceil(p * 20) / 21
+        assert np.array_equal(fdp_bounds(p, 0.1), _closed_testing_bounds(p, 0.1)), p
     # any dependence divides alpha by sum 1/i: never below the positive-dependence bound
+    tied = np.r_[np.full(20, 1 / 501), rng.uniform(size=50)]
     assert np.all(fdp_bounds(tied, 0.05, dependence="arbitrary") >= fdp_bounds(tied, 0.05))
+    # above the size where Hommel's h is sought, n stands in: larger, never smaller
+    big = np.r_[np.full(5_001, 1e-6), rng.uniform(size=10)]
+    assert fdp_bounds(big[:5_000], 0.05)[-1] == 0 and fdp_bounds(big, 0.05)[-1] <= 10
     assert fdp_bounds([], 0.05).size == 0
     for bad, message in [({"alpha": 1.5}, "alpha"), ({"dependence": "none"}, "dependence")]:
         with pytest.raises(ValueError, match=message):
