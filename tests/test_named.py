@@ -355,6 +355,8 @@ def test_cli_named_list_and_gate_fails_a_leaking_model(audit_files, tmp_path, ca
     frame = pd.read_csv(out / "named.csv.gz")
     assert len(frame) == row["n_named"] and {"id", "member", "p_value"} <= set(frame.columns)
     assert "Whom an attacker could name" in (out / "report.html").read_text()
+    assert "non-members at most (95%, every k)" in (out / "report.html").read_text()
+    assert {"n_wrong_bound", "n_sure"} <= set(row) and "nonmembers_at_most" in frame
     assert "Riskiest training records" not in (out / "report.html").read_text()
     assert "named@0.2 <= 0" in captured.err
 
