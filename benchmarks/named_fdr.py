@@ -30,6 +30,17 @@ calibrated attack only.
 
 Run: ``nice -n 10 python -m benchmarks.named_fdr --dataset adult --seeds 200`` (one data
 set per process, rows checkpointed under ``--work``), then ``--report`` to aggregate.
+
+**Simultaneous bounds** (``--simultaneous``, its own results ``named_fdr_simultaneous``):
+the same seeds' games with loss and the calibrated attack only (no resampling), for each
+member share: the bound of :func:`tabmia.named.fdp_bounds` on the non-members among the
+first ``k`` candidates by p-value, for every ``k`` at once, at alpha = 0.05 and 0.1, against
+the truth; a seed *violates* it where some ``k`` has more non-members than the bound. It
+holds where the share of violating seeds is at most alpha (within 1.96 binomial s.e.).
+Beside it the pointwise bound (each ``k``'s binomial 1 - alpha quantile of ``n p_(k)``)
+that is *not* simultaneous, and, at the BH lists of q = 0.1 and 0.2, the bound against the
+number actually wrong. Run: ``nice -n 10 python -m benchmarks.named_fdr --simultaneous
+--seeds 60`` (every data set, one process).
 """
 
 from __future__ import annotations
@@ -263,6 +274,80 @@ def _row(dataset, seed, share, q, attack, method, sel, member) -> dict:
     }
 
 
+BOUND_ALPHAS = (0.05, 0.1)
+
+
+def _bound_rows(play: dict[str, Any], seed: int, dataset: str) -> list[dict]:
+    """One seed's simultaneous-bound checks: per member share, attack and alpha, whether
+    the bound fails for some k, and how it reads at the BH lists."""
+    from scipy.stats import binom
+
+    from tabmia.named import bonferroni_min, fdp_bounds, fdr_select
+
+    rng = np.random.default_rng(20_000 + seed)
+    pv = {n: _pvalues(play, "target", n) for n in CHEAP}
+    member = pv[CHEAP[0]][1]
+    n_cand = int(min(int(member.sum()), int((~member).sum())) / max(SHARES))
+    games = []
+    for share in SHARES:
+        idx = _candidates(member, share, n_cand, rng)
+        lists = {n: (pv[n][0][idx], "prds") for n in CHEAP}
+        pmin = bonferroni_min(np.column_stack([pv[n][0][idx] for n in CHEAP]), axis=1)
+        lists["combined_cheap"] = (pmin, "arbitrary")
+        games += [(share, a, p, member[idx], dep) for a, (p, dep) in lists.items()]
+    for attack in CHEAP:  # the null model: every candidate a non-member
+        p = _pvalues(play, "null", attack)[0]
+        games.append((0.0, attack, p, np.zeros(len(p), bool), "prds"))
+    rows = []
+    for share, attack, p, m, dep in games:
+        order = np.argsort(p, kind="stable")
+        wrong = np.cumsum(~m[order])  # non-members among the first k
+        for alpha in BOUND_ALPHAS:
+            bound = fdp_bounds(p, alpha, dependence=dep)
+            pointwise = binom.ppf(1 - alpha, len(p), p[order])
+            row = {
+                "dataset": dataset,
+                "seed": seed,
+                "share": share,
+                "attack": attack,
+                "alpha": alpha,
+                "n_cand": len(p),
+                "violated": bool(np.any(wrong > bound)),
+                "pointwise_violated": bool(np.any(wrong > pointwise)),
+            }
+            for q in (0.1, 0.2):
+                k = int(fdr_select(p, q).sum())
+                row[f"named@{q:g}"] = k
+                row[f"wrong@{q:g}"] = int(wrong[k - 1]) if k else 0
+                row[f"bound@{q:g}"] = int(bound[k - 1]) if k else 0
+            rows.append(row)
+    return rows
+
+
+def run_simultaneous(seeds: int, work: Path) -> None:
+    """The simultaneous-bound check on every data set, checkpointed in ``work``."""
+    from benchmarks._common import use_shared_data
+
+    use_shared_data()
+    warnings.simplefilter("ignore")
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "simultaneous.pkl"
+    state = pickle.loads(path.read_bytes()) if path.exists() else {"rows": [], "done": {}}
+    for dataset in SIZES:
+        X, y, groups = _load(dataset)
+        done = state["done"].setdefault(dataset, {"seeds": [], "seconds": 0.0})
+        for seed in range(seeds):
+            if seed in done["seeds"]:
+                continue
+            t0 = time.perf_counter()
+            play = _play(X, y, groups, seed, CHEAP, dataset)
+            state["rows"] += _bound_rows(play, seed, dataset)
+            done["seeds"].append(seed)
+            done["seconds"] += time.perf_counter() - t0
+            path.write_bytes(pickle.dumps(state))
+            print(f"{dataset} seed {seed}: {time.perf_counter() - t0:.1f} s", flush=True)
+
+
 def run(dataset: str, seeds: int, shadow_seeds: int, work: Path) -> None:
     """Play ``seeds`` seeds of ``dataset``, each checkpointed in ``work`` (resumable)."""
     from benchmarks._common import use_shared_data
@@ -301,8 +386,18 @@ def main() -> None:
     parser.add_argument("--shadow-seeds", type=int, default=20)
     parser.add_argument("--work", default=os.environ.get("NAMED_FDR_WORK", "/tmp/named_fdr"))
     parser.add_argument("--report", action="store_true", help="aggregate the checkpoints")
+    parser.add_argument(
+        "--simultaneous",
+        action="store_true",
+        help="check the simultaneous FDP bounds on every data set, then write their results",
+    )
     args = parser.parse_args()
-    if args.report:
+    if args.simultaneous:
+        from benchmarks._named_fdr_report import report_simultaneous
+
+        run_simultaneous(args.seeds, Path(args.work))
+        report_simultaneous(Path(args.work))
+    elif args.report:
         from benchmarks._named_fdr_report import report
 
         report(Path(args.work))

@@ -13,6 +13,7 @@ __all__ = ["named_of", "named_table", "write_named"]
 def named_of(args: argparse.Namespace, result: Any, state: Any) -> Any:
     """The audit's named list at ``--fdr`` (withheld where ``state`` cannot tell), at the
     PPV prior of ``--gammas`` (the largest)."""
+    from tabmia.cli._persons import person_noun
     from tabmia.named import DEFAULT_Q, named_members
 
     q = getattr(args, "fdr", None) or DEFAULT_Q
@@ -23,6 +24,7 @@ def named_of(args: argparse.Namespace, result: Any, state: Any) -> Any:
         prior=max(gammas) if gammas else None,
         state=state,
         random_state=getattr(args, "random_state", 0),
+        noun=person_noun(getattr(args, "dataset", None)),
     )
 
 
@@ -34,8 +36,9 @@ def write_named(named: Any, folder: Path) -> None:
 
 
 def named_table(named: Any, top_k: int) -> tuple[Any, Any]:
-    """What report.html shows: one row per list (named, wrong, realised FDP, members named,
-    status) and the headline list's first ``top_k`` names (id, member, p-value)."""
+    """What report.html shows: one row per list (named, wrong, realised FDP, the bound on
+    the wrong for every k at once, members named, status) and the headline list's first
+    ``top_k`` names (id, member, p-value)."""
     import pandas as pd
 
     summary = named.summary()
@@ -54,6 +57,10 @@ def named_table(named: Any, top_k: int) -> tuple[Any, Any]:
                 for f, lo, hi in zip(
                     summary["fdp"], summary["fdp_low"], summary["fdp_high"], strict=True
                 )
+            ],
+            "non-members at most (95%, every k)": [
+                "-" if pd.isna(b) else int(b)
+                for b in summary.get("n_wrong_bound", pd.Series(float("nan"), summary.index))
             ],
             "members named [95%]": [
                 f"{int(r)}/{int(n)}: {v:.3f} [{lo:.3f}, {hi:.3f}]"

@@ -25,11 +25,17 @@ __all__ = [
     "check_public_persons",
     "keep_person_column",
     "person_columns",
+    "person_noun",
     "to_persons",
 ]
 
 #: What the verdict calls the persons of a built-in data set (default "persons").
 PERSON_NOUNS = {"diabetes130": "patients"}
+
+
+def person_noun(dataset: str | None) -> str:
+    """What the sentences call the persons of ``dataset`` ("persons" for a file)."""
+    return PERSON_NOUNS.get(dataset or "", "persons")
 
 
 def person_columns(

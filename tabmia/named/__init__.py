@@ -28,12 +28,18 @@ A list is ``"unresolvable"`` where the public null is too small for ``q`` (its s
 p-value ``1 / (n + 1)`` above ``q``), ``"empty"`` where nobody clears the step-up, and
 ``"withheld"`` where the audit's verdict cannot tell (:func:`tabmia.report.state.verdict_state`).
 
+**For every k at once.** Each list also carries a bound that holds simultaneously for
+every length (:func:`fdp_bounds`, Simes / Goeman-Solari): with 95 % confidence, among the
+first ``k`` candidates by p-value at most ``m_k`` are non-members, for every ``k`` at once,
+so an auditor may choose where to stop (or ``q``) after looking at the ranked list.
+
 It is the attacker's list, not a list of everyone at risk: a member not named may still be
 exposed to a stronger attack or a smaller ``q``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -41,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia.named._bounds import fdp_bounds
 from tabmia.named._lists import METHODS, counts_at_share, intervals, one_list
 from tabmia.named._pvalues import candidate_pvalues
 from tabmia.named._result import COMBINED, NamedResult
@@ -48,11 +55,13 @@ from tabmia.named._select import bonferroni_min, fdr_select, storey_pi0
 
 __all__ = [
     "COMBINED",
+    "BOUND_ALPHA",
     "DEFAULT_Q",
     "METHODS",
     "NamedResult",
     "bonferroni_min",
     "candidate_pvalues",
+    "fdp_bounds",
     "fdr_select",
     "named_members",
     "storey_pi0",
@@ -60,6 +69,9 @@ __all__ = [
 
 #: The default false-discovery rate (``tabmia audit --fdr``).
 DEFAULT_Q = 0.1
+
+#: The simultaneous bounds (:func:`fdp_bounds`) hold together with probability 1 - this.
+BOUND_ALPHA = 0.05
 
 
 def _ppv_prior(metrics: pd.DataFrame) -> float | None:
@@ -83,6 +95,7 @@ def named_members(
     state: Any = None,
     accept_warnings: Iterable[str] = (),
     random_state: int | None = 0,
+    noun: str | None = None,
 ) -> NamedResult:
     """The members an attacker with the public data could name, at FDR ``q``.
 
@@ -111,6 +124,9 @@ def named_members(
         As :func:`tabmia.report.state.verdict_state`.
     random_state : int or None, default=0
         Seeds the resampling.
+    noun : str, default=None
+        The data set's own word for its persons in the sentences ("patients"); by
+        default "persons" (a person-level result) or "records".
 
     Returns
     -------
@@ -140,11 +156,14 @@ def named_members(
     gamma = prior if prior is not None else _ppv_prior(result.metrics)
     share = None if gamma is None else 1.0 / (1.0 + gamma)
     rng = np.random.default_rng(random_state)
+    # the bounds of all repeats hold together (their sum over repeats too): alpha split
+    alpha = BOUND_ALPHA / max(1, pvals["repeat"].nunique() if len(pvals) else 1)
     rows, names = [], []
     for repeat, part in pvals.groupby("repeat", sort=False):
         lists = _lists_of_repeat(part, combine, adaptive)
         for attack, method, member, ids, p, floor, n_null, n_attacks in lists:
             row, selected = one_list(member, p, floor, q, method, n_null, n_attacks)
+            bounds = _bounded(row, p, alpha, n_attacks)
             own = counts_at_share(
                 member, p, q, method, member.mean(), n_resamples=n_resamples, rng=rng
             )
@@ -175,6 +194,7 @@ def named_members(
                             "member": member[selected][order],
                             "p_value": p[selected][order],
                             "rank": np.arange(1, int(selected.sum()) + 1),
+                            "nonmembers_at_most": bounds[: int(selected.sum())],
                         }
                     )
                 )
@@ -187,6 +207,7 @@ def named_members(
     if not headline and n_attacks:
         headline = str(pvals["attack"].iloc[0])
     columns = ["repeat", "attack", "method", "id", "member", "p_value", "rank"]
+    columns.append("nonmembers_at_most")
     return NamedResult(
         q=q,
         unit=unit,
@@ -195,7 +216,20 @@ def named_members(
         skipped=skipped,
         withheld=withheld,
         headline=headline,
+        noun=noun or "",
     )
+
+
+def _bounded(row: dict[str, Any], p: np.ndarray, alpha: float, n_attacks: int) -> np.ndarray:
+    """The list's simultaneous bounds (:func:`fdp_bounds`; any dependence for a combination
+    over attacks), and in ``row``: the bound at the list's length (``n_wrong_bound``) and
+    how many of its first names are members with that confidence (``n_sure``)."""
+    bounds = fdp_bounds(p, alpha, dependence="prds" if n_attacks == 1 else "arbitrary")
+    n_named = int(row["n_named"])
+    row["bound_alpha"] = alpha
+    row["n_wrong_bound"] = int(bounds[n_named - 1]) if n_named else math.nan
+    row["n_sure"] = int((bounds[:n_named] == 0).sum()) if n_named else math.nan
+    return bounds
 
 
 def _lists_of_repeat(

@@ -32,7 +32,9 @@ def check_named(named: Any, limit: RiskLimit) -> LimitCheck:
         raise ValueError(f"{limit}: the limit needs the named list at q = {q:g}; got {given}")
     row = named.headline_row()
     share = 0.0 < limit.limit < 1.0
-    noun = "persons" if named.unit == "person" else "records"
+    noun = named.unit_noun()
+    # said in the noun already: GateResult.lines turns a bare "non-members" into persons
+    wrong = f"non-member {noun}" if named.unit == "person" else "non-members"
     if named.withheld or row is None or row["status"] == "unresolvable":
         why = (
             named.withheld
@@ -62,7 +64,7 @@ def check_named(named: Any, limit: RiskLimit) -> LimitCheck:
         low, high = float(row["n_named_low"]), float(row["n_named_high"])
         what = (
             f"{int(value)} {noun} named ({low:.0f}-{high:.0f} over resampled candidates; "
-            f"{int(row['n_wrong'])} of them non-members)"
+            f"{int(row['n_wrong'])} of them {wrong})"
         )
     outcome = "above" if low > limit.limit else "below" if high <= limit.limit else "unresolved"
     which = row["attack"] + ("" if row["attack"] != "combined" else f" ({row['method']})")

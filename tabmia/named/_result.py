@@ -22,6 +22,42 @@ _RESAMPLED = [
     "n_named_prior_high",
     "n_wrong_prior",
 ]
+# simultaneous bounds: each repeat's at alpha / repeats, so their sum holds at alpha
+_BOUNDED = ["n_wrong_bound", "n_sure", "bound_alpha"]
+
+
+def _count(mean: float, low: float, high: float) -> str:
+    """A resampled count in words: "none" where (nearly) every resample names nobody, else
+    the mean with its 2.5-97.5 percentile range."""
+    if high < 0.5:
+        most = "" if mean == 0 else " in at least 97.5 % of resamples"
+        return f"none{most}"
+    mean_text = f"{mean:.0f}" if mean >= 1 else "fewer than 1"
+    return f"{mean_text} on average (95 % of resamples: {low:.0f}-{high:.0f})"
+
+
+def _bound_clause(row: dict[str, Any], n_named: int) -> str:
+    """The simultaneous bound in words (empty where the row has none)."""
+    bound = row.get("n_wrong_bound")
+    if bound is None or pd.isna(bound):
+        return ""
+    alpha = float(row.get("bound_alpha", 0.05))
+    conf = f"{100 * (1 - alpha):g} %"
+    if int(bound) >= n_named:
+        # Simes needs p-values under alpha / n; conformal ones stop at 1 / (public + 1)
+        return (
+            f" A bound on the non-members among the first k named valid for every k at once "
+            f"({conf} confidence, so q could be chosen after looking) cannot be given here: "
+            f"it needs p-values below {alpha:g} / {int(row['n_candidates'])} (the "
+            "candidates), so more public records or stronger evidence."
+        )
+    sure = int(row.get("n_sure") or 0)
+    first = f"; the first {sure} named are all members" if sure else ""
+    return (
+        f" Among the first k named, at most m are non-members, with {conf} confidence, for "
+        f"every k at once (so q may be chosen after looking): for all {n_named}, at most "
+        f"{int(bound)}{first} (m for each k: named.csv.gz, nonmembers_at_most)."
+    )
 
 
 def _json(value: Any) -> Any:
@@ -50,11 +86,17 @@ class NamedResult:
         members named) with its interval, ``n_named_low`` / ``n_named_high`` (resampled
         at the audit's own member share), ``prior_share`` and ``n_named_prior`` (with
         interval, ``n_wrong_prior``, ``fdr_prior``: resampled at the PPV prior's member
-        share), ``status`` ("named", "empty", "unresolvable", "withheld") and ``reason``.
+        share), ``n_wrong_bound`` (at most this many of the named are non-members,
+        with confidence ``1 - bound_alpha``, a bound that holds for every list length at
+        once: :func:`~tabmia.named.fdp_bounds`), ``n_sure`` (the first names that are
+        all members with that confidence), ``status`` ("named", "empty", "unresolvable",
+        "withheld") and ``reason``.
     names : DataFrame
         One row per named candidate: ``repeat``, ``attack``, ``method``, ``id`` (record
         row or person id), ``member``, ``p_value`` (the list's: combined for a
-        combination), ``rank`` (1 = smallest p-value).
+        combination), ``rank`` (1 = smallest p-value), ``nonmembers_at_most`` (at most
+        this many non-members among the first ``rank`` names; every rank at once, with
+        confidence ``1 - bound_alpha``).
     skipped : dict of str -> str
         Attacks with no list, and why.
     withheld : str
@@ -62,6 +104,9 @@ class NamedResult:
     headline : str
         The list the verdict speaks of: the combination over attacks where there are
         several, else the one attack's.
+    noun : str
+        The data set's word for its persons in the sentences ("patients"); "" for the
+        default ("persons", or "records" for a record-level list).
     """
 
     q: float
@@ -71,6 +116,13 @@ class NamedResult:
     skipped: dict[str, str] = field(default_factory=dict)
     withheld: str = ""
     headline: str = ""
+    noun: str = ""
+
+    def unit_noun(self) -> str:
+        """What the sentences call the candidates: "records", or the persons' noun."""
+        if self.unit != "person":
+            return "records"
+        return self.noun or "persons"
 
     def summary(self) -> pd.DataFrame:
         """One row per list, counts summed over repeats (so are the resampled counts and
@@ -83,7 +135,7 @@ class NamedResult:
         table = self.table.copy()
         table["is_named"] = table["status"] == "named"
         grouped = table.groupby(["attack", "method"], sort=False)
-        summed = [c for c in _SUMMED + _RESAMPLED if c in table]
+        summed = [c for c in _SUMMED + _RESAMPLED + _BOUNDED if c in table]
         pooled = grouped[summed].sum(min_count=1)
         first = grouped[["status", "reason", "p_floor", "n_null", "prior_share"]].first()
         fdr_prior = grouped[[c for c in ("fdr_prior",) if c in table]].mean()
@@ -107,7 +159,7 @@ class NamedResult:
 
     def lines(self, noun: str | None = None) -> list[str]:
         """The verdict's sentences about the named list."""
-        noun = noun or ("persons" if self.unit == "person" else "records")
+        noun = noun or self.unit_noun()
         pct = f"{100 * self.q:g} %"
         if self.withheld:
             return [
@@ -139,12 +191,15 @@ class NamedResult:
             f"{n_named} named, {row['n_named_low']:.0f}-{row['n_named_high']:.0f} when "
             "the candidates are resampled)."
         )
+        text += _bound_clause(row, n_named)
         prior = row.get("n_named_prior")
         if prior is not None and not pd.isna(prior):
+            count = _count(
+                prior, row.get("n_named_prior_low", 0.0), row.get("n_named_prior_high", 0.0)
+            )
             text += (
                 f" At a member share of {row['prior_share']:.3g} (the PPV prior) it would "
-                f"name about {prior:.1f} of as many candidates (resampled: "
-                f"{row.get('n_named_prior_low', 0):.0f}-{row.get('n_named_prior_high', 0):.0f})."
+                f"name {count} of as many candidates."
             )
         return [text, *alone]
 
