@@ -64,10 +64,13 @@ class TreeLeaves:
         ndarray of shape (n, n_trees), int64
         """
         Xt = X if self._prepare is None else self._prepare(X)
-        local = np.asarray(self._apply(Xt), dtype=np.int64)
+        local = np.asarray(self._apply(Xt))
         if local.ndim == 1:
             local = local[:, None]
-        return local + self.node_offset[None, :]
+        if local.dtype.kind not in "iu":  # a library that returns leaf ids as floats
+            local = local.astype(np.int64)
+        # one pass: LightGBM's int32 ids widen as the offsets are added, with no copy first
+        return np.add(local, self.node_offset[None, :], dtype=np.int64)
 
     def leaf_counts(self, X: Any, nodes: np.ndarray | None = None) -> np.ndarray:
         """The stored count of each record's leaf in each tree, shape (n, n_trees).
