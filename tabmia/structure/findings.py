@@ -24,7 +24,7 @@ __all__ = ["StructureFindings", "structural_findings", "FINDING_NAMES"]
 #: The per-model findings a gate limit can name (``structure:<name>=<limit>``).
 FINDING_NAMES: tuple[str, ...] = ("alone", "small", "disclosure", "influence")
 
-_CHUNK_CELLS = 4_000_000  # record x tree cells per chunk: ~32 MB per float64 array
+_CHUNK_CELLS = 4_000_000  # record x tree cells per chunk: ~32 MB per float64 gather
 
 
 @dataclass
@@ -125,6 +125,9 @@ class _NodeTables:
             pure = np.isclose(cc, counts[:, None]) & (counts[:, None] > 0) & small[:, None]
             flags = flags[:, None] | (pure.astype(np.uint8) << 2)
         self.flags = np.ascontiguousarray(flags).ravel()
+        # int32 indices halve the memory traffic of the gathers where they fit
+        fits = self.flags.size < np.iinfo(np.int32).max
+        self.index_dtype = np.int32 if fits else np.int64
 
 
 def _mean_over_trees(values: np.ndarray) -> np.ndarray:
@@ -135,8 +138,11 @@ def _mean_over_trees(values: np.ndarray) -> np.ndarray:
 def _per_record_tables(
     leaves: TreeLeaves, tables: _NodeTables, X: Any, y_idx: np.ndarray | None
 ) -> dict[str, np.ndarray]:
-    nodes = leaves.leaves(X)
-    cells = nodes if y_idx is None else nodes * tables.n_classes + y_idx[:, None]
+    nodes = leaves.leaves(X, dtype=tables.index_dtype)
+    if y_idx is None:
+        cells = nodes
+    else:
+        cells = nodes * tables.n_classes + y_idx.astype(nodes.dtype)[:, None]
     flags = tables.flags[cells]
     out = {
         "min_occupancy": tables.occupancy[nodes].min(axis=1).astype(np.float64),
