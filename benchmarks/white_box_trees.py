@@ -614,9 +614,10 @@ def render() -> None:
             met = all(c <= 10.0 for c in cpus)
             md.append(
                 "\nCPU s is the CPU time of all the process's threads from reading the file "
-                "to the findings: an idle two-core machine takes at most that long in wall "
-                "time (less, as records are placed on both cores), whatever else shared the "
-                "CPU during the run. Goal (10 s on 2 cores): "
+                "to the findings: an idle two-core machine takes at most about that long in "
+                "wall time (less, as records are placed on both cores). Other jobs inflate it "
+                "too (shared caches and cores), far less than wall time. Goal (10 s on 2 "
+                "cores): "
                 + ("met by CPU time" if met else "not met")
                 + (
                     "; wall time met in this run."
