@@ -172,6 +172,8 @@ def tree_files(tmp_path_factory):
     pop.to_csv(d / "pop.csv", index=False)
     forest = RandomForestClassifier(10, bootstrap=False, random_state=0)
     joblib.dump(forest.fit(train.drop(columns="label"), train["label"]), d / "forest.joblib")
+    bagged = RandomForestClassifier(10, bootstrap=True, random_state=0)
+    joblib.dump(bagged.fit(train.drop(columns="label"), train["label"]), d / "bagged.joblib")
     logistic = LogisticRegression().fit(train.drop(columns="label"), train["label"])
     joblib.dump(logistic, d / "logistic.joblib")
     return d
@@ -234,6 +236,16 @@ def test_audit_without_the_flag_notes_it_once(tree_files, tmp_path, capsys):
     assert code == 0 and len(notes) == 1 and notes[0].startswith("tabmia: note:")
     assert "--reconstruct measures it" in notes[0]
     assert "reconstruction" not in json.loads((tmp_path / "results.json").read_text())
+
+
+def test_audit_of_a_bagged_forest_says_its_reconstruction_is_not_measured(
+    tree_files, tmp_path, capsys
+):
+    """A bagged forest claims neither a reconstructible nor a safe training set."""
+    code, _, _ = _audit(tree_files, "bagged.joblib", out=tmp_path)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 0 and "may be reconstructible" not in err
+    assert err.count("is a bagged forest") == 1 and "not measured" in err
 
 
 @pytest.mark.parametrize(

@@ -158,3 +158,27 @@ def test_findings_per_record_and_sentences(data):
         HistGradientBoostingClassifier(max_iter=3, early_stopping=False).fit(X, y), X, y)
     assert boost.summary["disclosure"] is None and boost.value("disclosure") is None
     assert any("no per-class counts" in line for line in boost.lines())
+
+
+def test_findings_equal_a_direct_computation_over_every_cell(data, monkeypatch):
+    """The per-node tables (and records in several chunks) give what arithmetic over
+    each record x tree cell gives."""
+    import tabmia.structure.findings as findings
+
+    X, y = data
+    forest = RandomForestClassifier(15, min_samples_leaf=2, random_state=0).fit(X[:300], y[:300])
+    monkeypatch.setattr(findings, "_CHUNK_CELLS", 15 * 70)  # 70 records a chunk
+    rec = structural_findings(forest, X, y, k=4).records
+    leaves = read_trees(forest)
+    nodes = leaves.leaves(X)
+    counts = leaves.counts[nodes]
+    own = leaves.class_counts[nodes, y[:, None]]
+    np.testing.assert_array_equal(rec["min_occupancy"], counts.min(axis=1))
+    np.testing.assert_allclose(rec["influence"], (1 / counts).mean(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(rec["mean_log_occupancy"], np.log(counts).mean(axis=1),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(rec["share_small"], (counts < 4).mean(axis=1))
+    np.testing.assert_array_equal(rec["share_alone"], (counts <= 1).mean(axis=1))
+    disclosed = (np.isclose(own, counts) & (counts < 4)).mean(axis=1)
+    np.testing.assert_array_equal(rec["share_disclosed"], disclosed)
+    assert 0 < disclosed.mean() < 1 and 0 < rec["share_small"].mean() < 1

@@ -56,18 +56,28 @@ class TreeLeaves:
     _prepare: Any = field(repr=False, default=None)
     _record_counts: Any = field(repr=False, default=None)
 
-    def leaves(self, X: Any) -> np.ndarray:
+    def leaves(self, X: Any, dtype: Any = np.int64) -> np.ndarray:
         """Each record's leaf in each tree, as flat node indices.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, d)
+        dtype : integer dtype, default=np.int64
+            Of the indices; int32 halves the memory of a large (n, n_trees) array
+            where the flat nodes (times the classes, for class tables) fit in it.
 
         Returns
         -------
-        ndarray of shape (n, n_trees), int64
+        ndarray of shape (n, n_trees)
         """
         Xt = X if self._prepare is None else self._prepare(X)
-        local = np.asarray(self._apply(Xt), dtype=np.int64)
+        local = np.asarray(self._apply(Xt))
         if local.ndim == 1:
             local = local[:, None]
-        return local + self.node_offset[None, :]
+        if local.dtype.kind not in "iu":  # a library that returns leaf ids as floats
+            local = local.astype(np.int64)
+        # one pass: LightGBM's int32 ids widen as the offsets are added, with no copy first
+        return np.add(local, self.node_offset[None, :], dtype=dtype, casting="unsafe")
 
     def leaf_counts(self, X: Any, nodes: np.ndarray | None = None) -> np.ndarray:
         """The stored count of each record's leaf in each tree, shape (n, n_trees).

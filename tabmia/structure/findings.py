@@ -24,7 +24,7 @@ __all__ = ["StructureFindings", "structural_findings", "FINDING_NAMES"]
 #: The per-model findings a gate limit can name (``structure:<name>=<limit>``).
 FINDING_NAMES: tuple[str, ...] = ("alone", "small", "disclosure", "influence")
 
-_CHUNK_CELLS = 4_000_000  # record x tree cells per chunk: ~32 MB per float64 array
+_CHUNK_CELLS = 4_000_000  # record x tree cells per chunk: ~32 MB per float64 gather
 
 
 @dataclass
@@ -101,29 +101,77 @@ class StructureFindings:
         return {**self.summary, "lines": self.lines()}
 
 
+class _NodeTables:
+    """Per-node values of every finding, so that a record's findings are gathers from
+    these tables at its leaves (one take per finding) instead of arithmetic over each
+    record x tree cell.
+
+    ``flags`` holds, per node and class, bit 0 ``count < k``, bit 1 ``count <= 1`` and
+    bit 2 "fewer than k records, all of this class" (class disclosure).
+    """
+
+    def __init__(self, leaves: TreeLeaves, k: int, with_classes: bool) -> None:
+        counts = leaves.counts if leaves.exact else np.rint(leaves.counts)
+        safe = np.maximum(counts, 1.0)
+        self.occupancy = counts.astype(np.float32)
+        # float64 like the per-cell arithmetic they replace, so that no finding moves
+        self.log = np.log(safe)
+        self.inverse = 1.0 / safe
+        small = counts < k
+        flags = small.astype(np.uint8) | ((counts <= 1).astype(np.uint8) << 1)
+        cc = leaves.class_counts if with_classes else None
+        self.n_classes = 1 if cc is None else cc.shape[1]
+        if cc is not None:
+            pure = np.isclose(cc, counts[:, None]) & (counts[:, None] > 0) & small[:, None]
+            flags = flags[:, None] | (pure.astype(np.uint8) << 2)
+        self.flags = np.ascontiguousarray(flags).ravel()
+        # int32 indices halve the memory traffic of the gathers where they fit
+        fits = self.flags.size < np.iinfo(np.int32).max
+        self.index_dtype = np.int32 if fits else np.int64
+
+
+def _mean_over_trees(values: np.ndarray) -> np.ndarray:
+    # small integer flags sum exactly in float64 without a float copy of the cells
+    return values.sum(axis=1, dtype=np.float64) / values.shape[1]
+
+
+def _per_record_tables(
+    leaves: TreeLeaves, tables: _NodeTables, X: Any, y_idx: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    nodes = leaves.leaves(X, dtype=tables.index_dtype)
+    if y_idx is None:
+        cells = nodes
+    else:
+        cells = nodes * tables.n_classes + y_idx.astype(nodes.dtype)[:, None]
+    flags = tables.flags[cells]
+    out = {
+        "min_occupancy": tables.occupancy[nodes].min(axis=1).astype(np.float64),
+        "mean_log_occupancy": _mean_over_trees(tables.log[nodes]),
+        "share_small": _mean_over_trees(flags & 1),
+        "share_alone": _mean_over_trees((flags >> 1) & 1),
+        "influence": _mean_over_trees(tables.inverse[nodes]),
+        "share_disclosed": (
+            np.full(nodes.shape[0], np.nan) if y_idx is None else _mean_over_trees((flags >> 2) & 1)
+        ),
+    }
+    return out
+
+
 def _per_record(
     leaves: TreeLeaves, X: Any, y_idx: np.ndarray | None, k: int
 ) -> dict[str, np.ndarray]:
+    """The findings from each record's own count estimate (XGBoost's cover over the
+    record's hessian), which no per-node table holds."""
     nodes = leaves.leaves(X)
-    counts = leaves.leaf_counts(X, nodes)
-    # an estimated count (XGBoost) rounds; a stored one is whole already
-    counts = np.rint(counts) if not leaves.exact else counts
-    small = counts < k
-    out = {
+    counts = np.rint(leaves.leaf_counts(X, nodes))
+    return {
         "min_occupancy": counts.min(axis=1),
-        # the mean of log occupancy: a median over trees costs a partition per record
         "mean_log_occupancy": np.log(np.maximum(counts, 1.0)).mean(axis=1),
-        "share_small": small.mean(axis=1),
+        "share_small": (counts < k).mean(axis=1),
         "share_alone": (counts <= 1).mean(axis=1),
         "influence": (1.0 / np.maximum(counts, 1.0)).mean(axis=1),
+        "share_disclosed": np.full(counts.shape[0], np.nan),
     }
-    own = None if y_idx is None else leaves.leaf_class_counts(nodes, y_idx)
-    if own is None:
-        out["share_disclosed"] = np.full(counts.shape[0], np.nan)
-    else:
-        pure = np.isclose(own, counts) & (counts > 0)
-        out["share_disclosed"] = (pure & small).mean(axis=1)
-    return out
 
 
 def structural_findings(
@@ -167,12 +215,19 @@ def structural_findings(
         if np.any(classes[y_idx] != labels):
             raise ValueError("y holds labels the model never saw")
     n = n_rows(X)
+    tables = None
+    if leaves._record_counts is None:
+        tables = _NodeTables(leaves, k, with_classes=y_idx is not None)
     step = max(1, _CHUNK_CELLS // max(leaves.n_trees, 1))
     parts = []
     for start in range(0, n, step):
         rows = np.arange(start, min(n, start + step))
         chunk = X if rows.size == n else take_rows(X, rows)
-        parts.append(_per_record(leaves, chunk, None if y_idx is None else y_idx[rows], k))
+        y_rows = None if y_idx is None else y_idx[rows]
+        if tables is None:
+            parts.append(_per_record(leaves, chunk, y_rows, k))
+        else:
+            parts.append(_per_record_tables(leaves, tables, chunk, y_rows))
     records = pd.DataFrame({key: np.concatenate([p[key] for p in parts]) for key in parts[0]})
     records["alone_in_most"] = records["share_alone"] > 0.5
     disclosed = records["share_disclosed"]
