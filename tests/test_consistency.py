@@ -198,6 +198,16 @@ def test_each_rule_holds_on_agreeing_numbers():
         assert check_statements(results) == []
 
 
+def test_an_original_stated_at_its_hardenings_risk_agrees():
+    """The what-if states the original's risk at least at its hardenings' (``risk_high``):
+    that statement is what the rule checks, and one still under a hardening is caught."""
+    stated = {**ITEM3["frontier"][0], "risk": 0.204, "risk_low": 0.170, "risk_high": 0.242}
+    assert check_statements({"best": None, "frontier": [stated, ITEM3["frontier"][1]]}) == []
+    under = {**stated, "risk": 0.046, "risk_low": 0.031, "risk_high": 0.065}
+    found = check_statements({"best": None, "frontier": [under, ITEM3["frontier"][1]]})
+    assert _rules(found) == {"hardening_above_original"}
+
+
 def test_a_refutation_is_said_only_where_the_numbers_refute():
     """"cannot hold" beside a record-level ε lower bound under the claim, and a gate
     outcome its interval does not support, are contradictions too."""

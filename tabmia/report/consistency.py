@@ -23,8 +23,8 @@ The fields read (absent ones skip their rules):
   ``n_members``, ``n_nonmembers``, ``calibration``, ``tp_cal``, ``fp_cal``,
   ``fpr_target``);
 - a what-if's ``frontier`` (``variant``, ``kind``, ``tpr``, ``tpr_low``, ``tpr_high``,
-  ``fpr_target``, ``passes``, ``epsilon``, ``dp_epsilon_lower``, ``dp_claim``) and
-  ``best``.
+  ``risk_high``, ``fpr_target``, ``passes``, ``epsilon``, ``dp_epsilon_lower``,
+  ``dp_claim``) and ``best``.
 """
 
 from __future__ import annotations
@@ -409,12 +409,14 @@ def _hardening_above_original(results: Mapping[str, Any]) -> Iterator[Contradict
     """A hardened variant (a function of the original's outputs: rounding, labels only)
     measured as leaking more than the original it post-processes: anyone who sees the
     original's outputs can run the hardened variant's attack, so the original's stated
-    risk is at least that (issue 46, item 3)."""
+    risk is at least that (issue 46, item 3). Where the frontier states the original's
+    risk (``risk_high``: at least its hardenings', :mod:`tabmia.whatif.frontier`), that
+    is the statement checked; else its own TPR."""
     frontier = results.get("frontier") or []
     original = next((r for r in frontier if r.get("kind") == "original"), None)
     if original is None:
         return
-    high = _number(original.get("tpr_high"))
+    high = _number(original.get("risk_high", original.get("tpr_high")))
     for row in frontier:
         if row.get("kind") != "harden":
             continue
