@@ -132,14 +132,7 @@ def write_html_report(
     esc = html.escape
     parts = [page_head(title), f"<p class='note'>tabmia {esc(version)} · {esc(date)}</p>"]
     if context:
-        parts.append(
-            "<p>"
-            + "".join(
-                f"<span class='key'><b>{esc(str(k))}</b>: {esc(str(v))}</span>"
-                for k, v in context.items()
-            )
-            + "</p>"
-        )
+        parts.append(_context_html(context))
     state = verdict_state(result, accept_warnings=accept_warnings)
     lines = verdict_lines(
         result,
@@ -153,11 +146,7 @@ def write_html_report(
     )
     parts.append(_verdict_html(state, lines))
     if gate:
-        parts.append(
-            "<section class='verdict gate'><h2>Privacy gate</h2><ul>"
-            + "".join(f"<li>{esc(line)}</li>" for line in gate)
-            + "</ul></section>"
-        )
+        parts.append(_gate_html(gate))
     parts.append(_attack_tables_html(results_table(metrics, fprs=fprs, gammas=gammas), n_seeds))
     fig_seed = f" — {shown_seed}" if shown_seed else ""
     thresholds = _own_thresholds(metrics)
@@ -191,6 +180,28 @@ def write_html_report(
         )
     )
     return _finish(path, parts, version, date, command)
+
+
+def _context_html(context: dict[str, Any]) -> str:
+    """The key facts at the top of the page (data, model, sizes)."""
+    esc = html.escape
+    return (
+        "<p>"
+        + "".join(
+            f"<span class='key'><b>{esc(str(k))}</b>: {esc(str(v))}</span>"
+            for k, v in context.items()
+        )
+        + "</p>"
+    )
+
+
+def _gate_html(gate: list[str]) -> str:
+    """The privacy gate's lines, after the verdict."""
+    return (
+        "<section class='verdict gate'><h2>Privacy gate</h2><ul>"
+        + "".join(f"<li>{html.escape(line)}</li>" for line in gate)
+        + "</ul></section>"
+    )
 
 
 def _verdict_html(state: Any, lines: list[str]) -> str:
