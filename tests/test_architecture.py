@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tabmia"
 #: first matching pattern places a module.
 LAYERS: list[tuple[str, list[str]]] = [
     ("0 foundations", [
-        "tabmia.exceptions", "tabmia.metrics", "tabmia.scores", "tabmia._game_labels",
+        "tabmia.exceptions", "tabmia.metrics", "tabmia._rates", "tabmia._dp_bounds", "tabmia.scores", "tabmia._game_labels",
         "tabmia._device", "tabmia._estimators", "tabmia._records", "tabmia._rows",
         "tabmia._progress", "tabmia._array", "tabmia._seeding", "tabmia._torch",
         "tabmia.claims", "tabmia._memory", "tabmia._groups", "tabmia.settings",

@@ -17,6 +17,8 @@ from tabmia.attacks import LossAttack, ScoreAttack
 from tabmia.experiment import ExperimentResult, MembershipExperiment
 from tabmia.report.html import DP_VERDICT_COLUMN, riskiest_records, write_html_report
 from tabmia.report.plots import (
+    AttackRocDisplay,
+    ScoreHistogramDisplay,
     histogram_scale,
     plot_roc,
     plot_score_histograms,
@@ -24,6 +26,7 @@ from tabmia.report.plots import (
 )
 from tabmia.report.tables import format_scores
 from tabmia.report.verdict import own_threshold_summary, verdict_lines
+from tabmia.thresholds import conformal_pvalues
 from tests._chromium import HeadlessChromium, find_chromium
 
 
@@ -247,6 +250,50 @@ def test_roc_plot_draws_the_curve_to_a_thousandth_of_a_decade_not_every_record()
     line = plot_roc(frame).axes[0].lines[0]
     assert np.array_equal(line.get_xdata(), fpr[kept])
     assert f"AUC {M.auc(member, score):.3f}" in line.get_label()
+
+
+def test_riskiest_records_tail_is_the_conformal_pvalue_even_with_infinite_scores():
+    rng = np.random.default_rng(3)
+    member = np.r_[np.ones(60, bool), np.zeros(40, bool)]
+    score = np.round(rng.normal(size=100) + member, 1)  # ties between the two groups
+    score[[0, 1, 70]] = np.inf  # -log p of a p-value of 0, a member and a non-member
+    score[[2, 71]] = -np.inf
+    frame = pd.DataFrame({"repeat": 0, "attack": "a", "record": np.arange(100),
+                          "member": member, "score": score, "flagged": score >= 1.0})
+    top = riskiest_records(frame, top_k=60).set_index("record")["tail_probability"]
+    mem, neg = score[:60], score[60:]
+    # (1 + #{non-members scoring at least as high}) / (n + 1), counted by comparison
+    expected = (1 + (neg[None, :] >= mem[:, None]).sum(axis=1)) / (neg.size + 1)
+    assert expected[2] == 1.0 and expected[0] == 2 / 41  # -inf: all above; +inf: one ties
+    assert np.allclose(top.sort_index().to_numpy(), expected)
+    # the finite scores' values are thresholds.conformal_pvalues' itself
+    ok = np.isfinite(mem)
+    assert np.array_equal(top.sort_index().to_numpy()[ok], conformal_pvalues(
+        mem[ok], np.r_[neg[np.isfinite(neg)], np.inf, -np.inf].clip(-1e300, 1e300)))
+
+
+def test_displays_draw_on_the_callers_axes_and_the_functions_keep_their_figures(result):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    roc = AttackRocDisplay.from_result(result, ax=ax, title="t")
+    assert roc.ax_ is ax and roc.figure_ is fig
+    assert list(roc.line_) == ["loss", "entropy"]
+    assert set(roc.roc_auc) == {"loss", "entropy"} and roc.chance_line_ in ax.lines
+    saved = plot_roc(result.scores)
+    for line, name in zip(saved.axes[0].lines, roc.line_):
+        assert np.array_equal(line.get_xdata(), roc.line_[name].get_xdata())
+        assert line.get_label() == roc.line_[name].get_label()
+    assert roc.plot(ax=plt.subplots()[1]).ax_ is not ax  # plot again elsewhere: same display
+    fig2, axes = plt.subplots(1, 2)
+    hist = ScoreHistogramDisplay.from_result(result, ax=axes)
+    assert hist.figure_ is fig2 and list(hist.ax_) == list(axes)
+    assert set(hist.scale_) == {"loss", "entropy"}
+    with pytest.raises(ValueError, match="ax has 1 axes for 2 attacks"):
+        ScoreHistogramDisplay.from_result(result, ax=[ax])
+    own = plot_score_histograms(result.scores)
+    assert [a.get_title() for a in own.axes[:2]] == ["loss", "entropy"]
+    plt.close("all")
 
 
 # --------------------------------------------------------------- in a browser

@@ -232,6 +232,24 @@ def test_plot_is_written(run, tmp_path):
     assert path.stat().st_size > 1000
 
 
+def test_frontier_display_draws_on_the_callers_axes(run):
+    import matplotlib.pyplot as plt
+
+    from tabmia.whatif import FrontierDisplay
+
+    result = run["result"]
+    fig, ax = plt.subplots()
+    display = FrontierDisplay.from_result(result, ax=ax)
+    assert display.ax_ is ax and display.figure_ is fig
+    table = result.frontier()
+    front = table[table["on_front"] & np.isfinite(table["utility"].astype(float))]
+    assert sorted(display.front_line_.get_xdata()) == sorted(front["utility"])
+    # the figure WhatIfResult.plot returns is the display's, in a figure of its own
+    own = result.plot()
+    assert own is not fig and own.axes[0].get_title() == ax.get_title()
+    plt.close("all")
+
+
 def test_rerun_loads_every_finished_variant(run):
     X_tr, y_tr, X_pop, y_pop = run["data"]
     again = whatif(run["target"], X_tr, y_tr, X_pop, y_pop, _attacks(), variants=run["variants"],

@@ -94,6 +94,7 @@ References
    (group privacy)
 """
 
+from tabmia.persons._display import PersonRiskDisplay
 from tabmia.persons._result import most_exposed, person_epsilon, person_result, person_risk
 from tabmia.persons._scores import (
     BANDS,
@@ -113,4 +114,5 @@ __all__ = [
     "most_exposed",
     "person_epsilon",
     "public_persons_needed",
+    "PersonRiskDisplay",
 ]

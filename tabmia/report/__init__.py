@@ -2,7 +2,12 @@
 agree with their numbers."""
 
 from tabmia.report.consistency import Contradiction, check_statements
-from tabmia.report.plots import plot_roc, plot_score_histograms
+from tabmia.report.plots import (
+    AttackRocDisplay,
+    ScoreHistogramDisplay,
+    plot_roc,
+    plot_score_histograms,
+)
 from tabmia.report.tables import markdown_table, results_table
 
 __all__ = [
@@ -10,6 +15,8 @@ __all__ = [
     "markdown_table",
     "plot_roc",
     "plot_score_histograms",
+    "AttackRocDisplay",
+    "ScoreHistogramDisplay",
     "check_statements",
     "Contradiction",
 ]

@@ -19,6 +19,17 @@ from tabmia.metrics import (
     ppv_interval,
     ppv_resolved,
 )
+
+# model_description, attack_recipes, RECIPE_SEPARATOR, shadow_recipe: their import path
+# before tabmia.report._attacked
+from tabmia.report._attacked import (  # noqa: F401
+    RECIPE_SEPARATOR,
+    _article,
+    _target_description,
+    attack_recipes,
+    model_description,
+    shadow_recipe,
+)
 from tabmia.report._persons import person_rule_line as _person_rule_line
 from tabmia.report.dp_claim import claim_answer
 from tabmia.report.state import (  # their import path before tabmia.report.state
@@ -39,95 +50,6 @@ __all__ = [
     "shadow_recipe",
     "verdict_lines",
 ]
-
-
-def model_description(target: Any) -> str:
-    """A short name of the audited model, by what the user gave: the estimator's class (a
-    pipeline's last step), "predict-only" where it has no probabilities, or the saved
-    probabilities or labels."""
-    from tabmia.target import PrecomputedLabels, PrecomputedProbabilities
-
-    model = getattr(target, "model", target)  # TargetModel wraps the user's model
-    if isinstance(model, PrecomputedProbabilities):
-        return "precomputed probabilities"
-    if isinstance(model, PrecomputedLabels):
-        return "saved predicted labels"
-    steps = getattr(model, "steps", None)
-    name = f"{type(steps[-1][1]).__name__} (in a Pipeline)" if steps else type(model).__name__
-    kind = getattr(target, "_kind", None)
-    return f"predict-only {name}" if kind == "predict" else name
-
-
-def attack_recipes(attack: Any) -> list[str]:
-    """What the shadow / reference models of ``attack`` are trained as, one name each.
-
-    The recipe's class, or "the target's own recipe" where the attack clones it; empty for
-    an attack that trains no models. Its membership tags name the parameters to read.
-    """
-    from sklearn.utils import get_tags
-
-    params = get_tags(attack).membership_tags.model_recipe_params
-    recipes = [getattr(attack, p) for p in params]
-    return [
-        "the target's own recipe (an unfitted clone)" if r is None else model_description(r)
-        for r in recipes
-    ]
-
-
-#: Separates an attack's recipe names in its metrics row's ``model_recipe``.
-RECIPE_SEPARATOR = "; "
-
-
-def shadow_recipe(result: Any, label: str | None = None) -> str | None:
-    """The training recipe the shadow / reference models of ``result``'s attacks copy.
-
-    Read from the fitted attacks, or, where they were let go after scoring
-    (``keep_attacks=False``), from the ``model_recipe`` column of ``result.metrics``.
-
-    Parameters
-    ----------
-    result : ExperimentResult
-    label : str, default=None
-        What the caller calls the recipe (a preset name, a file); by default the
-        recipe's class, or "the target's own recipe" where the attacks clone it.
-
-    Returns
-    -------
-    str or None
-        None when no attack trained shadow or reference models.
-    """
-    attacks = getattr(result, "attacks", None) or []
-    names = {name for attack in attacks for name in attack_recipes(attack)}
-    metrics = getattr(result, "metrics", None)
-    if not attacks and isinstance(metrics, pd.DataFrame) and "model_recipe" in metrics:
-        cells = metrics["model_recipe"].dropna()
-        names = {name for cell in cells for name in str(cell).split(RECIPE_SEPARATOR) if name}
-    if not names:
-        return None
-    if label is not None:
-        return label
-    return ", ".join(sorted(names))
-
-
-def _target_description(target: Any) -> str:
-    """The audited model as the verdict names it (a model, or saved outputs of one)."""
-    from tabmia.target import as_target
-
-    try:
-        name = model_description(as_target(target))
-    except (TypeError, ValueError):
-        name = model_description(target)
-    return name if name.startswith(("saved", "precomputed")) else f"{name} model"
-
-
-def _article(name: str) -> str:
-    """``name`` with its article: "a RandomForestClassifier model", "saved predicted
-    labels of a model"."""
-    if name.startswith(("saved", "precomputed")):
-        return f"the {name} of a model"
-    if name.startswith("the "):
-        return name
-    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
 
 
 def _rate(v: float, lo: float, hi: float) -> str:
@@ -192,25 +114,7 @@ def verdict_lines(
     n_seeds = int(best["n_seeds"])
     first = metrics[metrics["attack"] == best_name].iloc[0]
     n_mem, n_neg = int(first["n_members"]), int(first["n_nonmembers"])
-    named = context.get("target")
-    model = (
-        f"{named} model"
-        if named
-        else (
-            _target_description(result.targets[0])
-            if result.targets
-            else context.get("model", "the model")
-        )
-    )
-    data = context.get("data", "the given data")
-    splits = getattr(result, "splits", None)
-    n_public = len(splits[0].public) if splits else context.get("attacker public records")
-    if getattr(result, "unit", "record") == "person" and "n_persons_public" in metrics:
-        n_public = (
-            f"{n_public} public records of {int(metrics['n_persons_public'].iloc[0])} "
-            f"{context.get('persons', 'persons')}"
-        )
-    attacker = _attacker(state, n_public)
+    model, data, attacker = _model_data_attacker(result, context, state)
     measured = _risk_statement(
         state, best_name, best, n_mem, attacker, nothing_flagged=int(summary["tp"].sum()) == 0
     )
@@ -249,6 +153,69 @@ def verdict_lines(
         f"{n_mem} members (training records) and {n_neg} non-members it never saw{seeds}"
         + (f"; shadow / reference models were trained with {recipe}." if recipe else ".")
     )
+    persons = getattr(result, "unit", "record") == "person"
+    lines += _accuracy_ppv_epsilon_lines(
+        result, best_name, best, max(gammas), delta, confidence, persons
+    )
+    claim = (
+        None
+        if epsilon is None
+        else claim_answer(result, epsilon, delta, records=records, confidence=confidence)
+    )
+    lines.append(
+        "TPR at a fixed FPR (the ROC curve) needs a threshold set with the membership "
+        "labels: those columns are an oracle's reference, not what the attacker achieved."
+    )
+    noun = str(context.get("persons", "persons"))
+    if persons:
+        lines = [in_persons(line, noun) for line in lines]
+        lines.insert(1 if not state.contradicted else 2, _person_rule_line(result, noun))
+    if claim is not None:  # about records, whatever the unit: said after the persons' words
+        lines[-1:-1] = claim.lines(noun)
+    return lines
+
+
+def _model_data_attacker(
+    result: Any, context: dict[str, Any], state: VerdictState
+) -> tuple[str, str, str]:
+    """What was attacked (the model, the data) and who attacks it, as the verdict names
+    them."""
+    metrics = result.metrics
+    named = context.get("target")
+    model = (
+        f"{named} model"
+        if named
+        else (
+            _target_description(result.targets[0])
+            if result.targets
+            else context.get("model", "the model")
+        )
+    )
+    data = context.get("data", "the given data")
+    splits = getattr(result, "splits", None)
+    n_public = len(splits[0].public) if splits else context.get("attacker public records")
+    if getattr(result, "unit", "record") == "person" and "n_persons_public" in metrics:
+        n_public = (
+            f"{n_public} public records of {int(metrics['n_persons_public'].iloc[0])} "
+            f"{context.get('persons', 'persons')}"
+        )
+    attacker = _attacker(state, n_public)
+    return model, data, attacker
+
+
+def _accuracy_ppv_epsilon_lines(
+    result: Any,
+    best_name: str,
+    best: pd.Series,
+    g: float,
+    delta: float,
+    confidence: float,
+    persons: bool,
+) -> list[str]:
+    """The model's accuracy gap, the strongest attack's PPV at prior ``g`` and its ε
+    lower bound."""
+    lines = []
+    n_seeds = int(best["n_seeds"])
     acc = getattr(result, "target_accuracy", None)
     if acc is not None and len(acc):
         tr, te = float(acc["train_accuracy"].mean()), float(acc["test_accuracy"].mean())
@@ -257,8 +224,6 @@ def verdict_lines(
             f"on held-out records (gap {tr - te:+.3f}); a large gap means memorisation, "
             "which is what these attacks exploit."
         )
-    g = max(gammas)
-    persons = getattr(result, "unit", "record") == "person"
     if int(best["tp"]) + int(best["fp"]) == 0:
         lines.append(
             "PPV (the share of flagged records that really are training records) is "
@@ -282,21 +247,6 @@ def verdict_lines(
         + (" (of the persons' rates)" if persons else "")
         + "."
     )
-    claim = (
-        None
-        if epsilon is None
-        else claim_answer(result, epsilon, delta, records=records, confidence=confidence)
-    )
-    lines.append(
-        "TPR at a fixed FPR (the ROC curve) needs a threshold set with the membership "
-        "labels: those columns are an oracle's reference, not what the attacker achieved."
-    )
-    noun = str(context.get("persons", "persons"))
-    if persons:
-        lines = [in_persons(line, noun) for line in lines]
-        lines.insert(1 if not state.contradicted else 2, _person_rule_line(result, noun))
-    if claim is not None:  # about records, whatever the unit: said after the persons' words
-        lines[-1:-1] = claim.lines(noun)
     return lines
 
 

@@ -32,7 +32,8 @@ class SliceRiskDisplay:
     """Per-slice TPR and delivered FPR with their intervals, one panel per attack.
 
     scikit-learn's Display pattern: build with :meth:`from_report` (which draws), or
-    construct and call :meth:`plot` (on ``ax``, one axes per attack).
+    construct (keywords only, as scikit-learn's Displays) and call :meth:`plot` (on
+    ``ax``, one axes per attack).
 
     Parameters
     ----------
@@ -50,7 +51,7 @@ class SliceRiskDisplay:
     figure_ : matplotlib Figure
     """
 
-    def __init__(self, table: pd.DataFrame, named: pd.DataFrame, slicing: str) -> None:
+    def __init__(self, *, table: pd.DataFrame, named: pd.DataFrame, slicing: str) -> None:
         self.table = table
         self.named = named
         self.slicing = slicing
@@ -64,7 +65,23 @@ class SliceRiskDisplay:
         attacks: Iterable[str] | None = None,
         ax: Any = None,
     ) -> SliceRiskDisplay:
-        """Draw a report's per-slice rates (one slicing; default the first)."""
+        """Draw a report's per-slice rates (one slicing; default the first).
+
+        Parameters
+        ----------
+        report : SliceReport
+        slicing : str, default=None
+            The slicing drawn, with or without its ``slice:`` prefix; the report's first
+            when None.
+        attacks : iterable of str, default=None
+            The attacks drawn; all when None.
+        ax : array of matplotlib Axes, default=None
+            One per attack; a new figure when None.
+
+        Returns
+        -------
+        SliceRiskDisplay
+        """
         t = report.table
         if t.empty:
             raise ValueError("the report has no slice to plot")
@@ -81,7 +98,7 @@ class SliceRiskDisplay:
         named = report.named
         if len(named):
             named = named[named["slicing"] == slicing]
-        return cls(t.reset_index(drop=True), named, slicing).plot(ax=ax)
+        return cls(table=t.reset_index(drop=True), named=named, slicing=slicing).plot(ax=ax)
 
     def plot(self, ax: Any = None) -> SliceRiskDisplay:
         """Draw on ``ax`` (one axes per attack; default a new figure).

@@ -13,6 +13,7 @@ chosen variant on fresh non-members, since choosing among variants on the same d
 itself a selection. See ``docs/user_guide/whatif.md``.
 """
 
+from tabmia.whatif._display import FrontierDisplay
 from tabmia.whatif.hardening import HardenedOutput, harden_proba
 from tabmia.whatif.result import VariantRun, WhatIfResult, combine
 from tabmia.whatif.runner import UTILITY_METRICS, default_label_attacks, reaudit, whatif
@@ -28,6 +29,7 @@ from tabmia.whatif.variants import (
 )
 
 __all__ = [
+    "FrontierDisplay",
     "whatif",
     "reaudit",
     "combine",

@@ -195,7 +195,8 @@ class WhatIfResult:
         return html_report(self, command=command)
 
     def plot(self, path: Any = None, ax: Any = None) -> Any:
-        """The privacy-utility frontier (:func:`tabmia.whatif.summary.plot_frontier`)."""
+        """The privacy-utility frontier's figure (:func:`tabmia.whatif.summary.plot_frontier`;
+        :class:`~tabmia.whatif.FrontierDisplay` keeps the axes and the Pareto line)."""
         from tabmia.whatif.summary import plot_frontier
 
         return plot_frontier(self, path=path, ax=ax)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from tabmia._columns import PERSON
+from tabmia.whatif._display import FrontierDisplay
 from tabmia.whatif.frontier import SELECTION_CAVEAT, best_variant
 
 __all__ = ["markdown_report", "plot_frontier", "summary_text", "units_sentence"]
@@ -220,66 +221,9 @@ def markdown_report(result: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-# ------------------------------------------------------------------------- plot
-_KIND_STYLE = {
-    "original": ("black", "*"),
-    "retrain": ("tab:blue", "o"),
-    "harden": ("tab:orange", "s"),
-    "dp": ("tab:green", "D"),
-    "cap": ("tab:purple", "^"),
-}
-
-
-def _label_groups(px: np.ndarray, py: np.ndarray, points: float) -> list[list[int]]:
-    """Points whose number labels would overprint, gathered into one label each.
-
-    ``px``, ``py``: the points in display units; ``points``: display units per typographic
-    point. Each label ("3" or "2,3,4") is a box starting just right of and above its first
-    point; while two boxes overlap, a box covers another group's marker, or two points lie
-    within a marker of each other, their groups merge (a handful of points: plain loops).
-    """
-    groups = [[i] for i in range(px.size)]
-
-    def box(g: list[int]) -> tuple[float, float, float, float]:
-        text = ",".join(str(i) for i in g)
-        x0, y0 = px[g[0]] + 6 * points, py[g[0]] + 4 * points
-        return x0, y0, x0 + (5.0 * len(text) + 2) * points, y0 + 10 * points
-
-    def clash(a: list[int], b: list[int]) -> bool:
-        ax0, ay0, ax1, ay1 = box(a)
-        bx0, by0, bx1, by1 = box(b)
-        overlap = ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1
-        close = any(np.hypot(px[i] - px[j], py[i] - py[j]) < 8 * points for i in a for j in b)
-        # a label over another group's marker (markers reach ~5 points from their centre)
-        covers = any(
-            x0 - 5 * points < px[k] < x1 + 5 * points and y0 - 5 * points < py[k] < y1 + 5 * points
-            for (x0, y0, x1, y1), other in ((box(a), b), (box(b), a))
-            for k in other
-        )
-        return overlap or close or covers
-
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(groups)):
-            for j in range(i + 1, len(groups)):
-                if clash(groups[i], groups[j]):
-                    groups[i] = sorted(groups[i] + groups.pop(j))
-                    merged = True
-                    break
-            if merged:
-                break
-    return groups
-
-
 def plot_frontier(result: Any, *, path: Any = None, ax: Any = None) -> Any:
-    """Stated risk (largest TPR at the attacks' own thresholds, with its interval; the
-    original at the largest of its hardenings' where that is higher) against utility,
-    one numbered point per variant, filled where it passes the gate; a legend keyed by
-    the numbers (the table's order) beside the axes, so no label overprints another;
-    points too close to label apart share one label ("1,5"). The original is drawn last,
-    so its marker is never hidden; where its stated risk is a hardening's, its own risk
-    is a hollow star joined to the stated one.
+    """The privacy-utility frontier of a what-if run (:class:`FrontierDisplay`'s figure),
+    saved to ``path`` (PNG) where given.
 
     Parameters
     ----------
@@ -293,102 +237,7 @@ def plot_frontier(result: Any, *, path: Any = None, ax: Any = None) -> Any:
     -------
     matplotlib Figure
     """
-    import matplotlib
-
-    if ax is None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from tabmia.gate import parse_limits
-
-    t = result.frontier().reset_index(drop=True)
-    metric = result.settings["utility_metric"]
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(8.4, 4.6))
-    else:
-        fig = ax.figure
-    shown = t[np.isfinite(t["utility"].astype(float))]
-    order = [i for i in shown.index if shown.at[i, "kind"] != "original"]
-    order += [i for i in shown.index if shown.at[i, "kind"] == "original"]  # drawn on top
-    for i in order:
-        r = t.loc[i]
-        color, marker = _KIND_STYLE.get(r["kind"], ("gray", "o"))
-        x, y = float(r["utility"]), float(r["risk"])
-        top = r["kind"] == "original"
-        ax.errorbar(
-            x,
-            y,
-            yerr=[[y - r["risk_low"]], [r["risk_high"] - y]],
-            fmt="none",
-            ecolor=color,
-            alpha=0.5,
-            zorder=6 if top else 2,
-        )
-        if top and r["risk_variant"] != r["variant"]:
-            ax.plot([x, x], [float(r["tpr"]), y], color=color, lw=1, ls=":", zorder=6)
-            ax.scatter(
-                [x],
-                [float(r["tpr"])],
-                color="white",
-                edgecolors="gray",
-                marker=marker,
-                s=90,
-                zorder=7,
-                label="original on its own outputs (stated at a hardening's risk)",
-            )
-        ax.scatter(
-            [x],
-            [y],
-            color=color if r["passes"] else "white",
-            edgecolors=color,
-            marker=marker,
-            s=140 if top else 60,
-            zorder=7 if top else 3,
-            linewidths=1.5 if top else 1.0,
-        )
-    front = shown[shown["on_front"]].sort_values("utility")
-    ax.plot(front["utility"], front["risk"], color="gray", lw=1, ls="--", label="Pareto front")
-    for limit in parse_limits(result.settings["limit"]):
-        if limit.metric == "tpr":
-            ax.axhline(limit.limit, color="tab:red", lw=1, label=f"gate {limit}")
-    for kind, (color, marker) in _KIND_STYLE.items():
-        if (t["kind"] == kind).any():
-            ax.scatter([], [], color=color, marker=marker, label=kind)
-    handles, labels = ax.get_legend_handles_labels()
-    key = [f"{i + 1}  {t.at[i, 'variant']}" for i in t.index]
-    spacer = matplotlib.lines.Line2D([], [], linestyle="none")
-    ax.legend(
-        handles + [spacer] * len(key),
-        labels + key,
-        fontsize=7,
-        loc="upper left",
-        bbox_to_anchor=(1.02, 1.0),
-        borderaxespad=0.0,
-        frameon=False,
-    )
-    ax.set_xlabel(
-        f"utility: {metric} on held-out records"
-        + (" (lower is better)" if metric == "log_loss" else "")
-    )
-    ax.set_ylabel("TPR, member records (stated risk)")
-    ax.set_title("Privacy-utility frontier (filled: passes the gate)", fontsize=10)
-    fig.tight_layout()
-    # the labels last, once the axes have their final size: their clashes are measured there
-    xs = shown["utility"].to_numpy(float)
-    ys = shown["risk"].to_numpy(float)
-    ax.autoscale_view()
-    ax.set_autoscale_on(False)  # the labels must not move the points they were placed by
-    pts = ax.transData.transform(np.column_stack([xs, ys]))
-    for members in _label_groups(pts[:, 0], pts[:, 1], fig.dpi / 72.0):
-        rows = shown.index[members]
-        ax.annotate(
-            ",".join(str(int(k) + 1) for k in rows),
-            (xs[members[0]], ys[members[0]]),
-            textcoords="offset points",
-            xytext=(6, 5),
-            fontsize=8,
-            zorder=8,
-        )
+    fig = FrontierDisplay.from_result(result, ax=ax).figure_
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
