@@ -18,7 +18,6 @@ import pandas as pd
 from tabmia.cli._inputs import UsageError
 
 __all__ = [
-    "PERSON_NOUNS",
     "built_in_persons",
     "check_person_attacks",
     "check_public_persons",
@@ -26,9 +25,6 @@ __all__ = [
     "person_columns",
     "to_persons",
 ]
-
-#: What the verdict calls the persons of a built-in data set (default "persons").
-PERSON_NOUNS = {"diabetes130": "patients"}
 
 
 def person_columns(

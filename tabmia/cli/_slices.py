@@ -3,7 +3,7 @@
 ``--slice-by sex,race,age*sex`` names slicings: each column on its own, ``*`` joins
 columns into their intersection (combinations below the minimum support merged into
 "other", said). A built-in data set that has known sensitive columns is sliced by them
-by default (:data:`DEFAULT_SLICES`); ``--slice-by none`` turns that off. Slice columns stay
+by default (:func:`tabmia.datasets.default_slicings`); ``--slice-by none`` turns that off. Slice columns stay
 model inputs where they are (unlike a person column): they only label the records.
 """
 
@@ -17,25 +17,19 @@ import numpy as np
 import pandas as pd
 
 from tabmia.cli._inputs import UsageError
+from tabmia.datasets import DEFAULT_SLICINGS, default_slicings
 
 __all__ = ["DEFAULT_SLICES", "slice_specs", "slice_frame_of", "slices_report"]
 
-#: Slicings of the built-in credit and health data sets (issue 40): who a regulator asks
-#: about. Adult: sex, race; COMPAS: race, sex; diabetes130: race, age; German credit: age,
-#: personal status and sex (one column there).
-DEFAULT_SLICES: dict[str, tuple[str, ...]] = {
-    "adult": ("sex", "race"),
-    "compas": ("race", "sex"),
-    "diabetes130": ("race", "age"),
-    "german_credit": ("age", "personal_status"),
-}
+#: The built-in data sets' default slicings, kept by the data set registry.
+DEFAULT_SLICES = DEFAULT_SLICINGS
 
 
 def slice_specs(args: argparse.Namespace, dataset: str | None = None) -> list[tuple[str, ...]]:
     """The slicings asked for: ``--slice-by``, else the data set's defaults, else none."""
     text = getattr(args, "slice_by", None)
     if text is None:
-        return [(c,) for c in DEFAULT_SLICES.get(dataset or "", ())]
+        return [(c,) for c in default_slicings(dataset)]
     if text.strip().lower() == "none":
         return []
     specs = [tuple(c.strip() for c in part.split("*")) for part in text.split(",")]
