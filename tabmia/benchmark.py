@@ -27,9 +27,16 @@ from typing import Any
 
 import numpy as np
 
+from tabmia._attack_builder import build_attacks, parse_attack_spec, unused_settings_note
+from tabmia._benchmark_report import cell_metrics, write_outputs
+from tabmia._device import resolve_device_name
+from tabmia.attacks import membership_tags
+from tabmia.backends import gpu_present, has_device
+from tabmia.datasets import DataNotFoundError, load_dataset, resolve_dataset_name
 from tabmia.exceptions import RunNote
-from tabmia.experiment import game_seeds
-from tabmia.recipes import BENCHMARK_ATTACKS
+from tabmia.experiment import MembershipRound, game_seeds, subsample, subsample_persons
+from tabmia.recipes import BENCHMARK_ATTACKS, MODEL_NAMES, make_model
+from tabmia.target import n_rows
 
 __all__ = ["BenchmarkResult", "run_benchmark", "QUICK_MAX_RECORDS", "DEFAULT_ATTACKS"]
 
@@ -74,8 +81,6 @@ def _digest(obj: Any) -> str:
 def _attack_settings(attack: Any, *, leave_out: tuple[str, ...] = ()) -> dict[str, str]:
     """The parameters that identify an attack's results (not its ``run_params`` tag), and
     not ``leave_out``."""
-    from tabmia.attacks import membership_tags
-
     skip = membership_tags(attack).run_params | set(leave_out)
     return {k: repr(v) for k, v in sorted(attack.get_params(deep=False).items()) if k not in skip}
 
@@ -110,10 +115,6 @@ class _CellStore:
 
 
 def _load(name: str, resolved: str, max_records: int | None, random_state: int) -> dict[str, Any]:
-    from tabmia.datasets import load_dataset
-    from tabmia.experiment import subsample, subsample_persons
-    from tabmia.target import n_rows
-
     bunch = load_dataset(resolved)
     X, y = bunch.data, np.asarray(bunch.target)
     n_total = n_rows(X)
@@ -216,12 +217,6 @@ def run_benchmark(
         When none of the data sets could be loaded (nothing is written).
     """
     from tqdm.auto import tqdm
-
-    from tabmia._attack_builder import build_attacks, parse_attack_spec
-    from tabmia._benchmark_report import cell_metrics, write_outputs
-    from tabmia.datasets import DataNotFoundError, resolve_dataset_name
-    from tabmia.experiment import MembershipRound
-    from tabmia.recipes import MODEL_NAMES, make_model
 
     # ---- validate everything before computing anything
     names = [str(d).strip() for d in datasets if str(d).strip()]
@@ -445,10 +440,6 @@ def run_benchmark(
 def _runner_device(device: str) -> str:
     """``device`` checked; CUDA without a GPU on this machine becomes the CPU, said once
     (a ``RunNote``: the CLI prints it as a ``tabmia: note:`` line)."""
-    from tabmia._device import resolve_device_name
-    from tabmia.backends import gpu_present
-    from tabmia.exceptions import RunNote
-
     resolve_device_name(device, n_gpus=lambda: 1, check_index=False)  # the vocabulary
     if str(device).startswith("cuda") and not gpu_present():
         warnings.warn(
@@ -464,11 +455,6 @@ def _note_settings_not_used(
     attacks: dict[str, Any], model: str, *, n_jobs: int | None, device: str
 ) -> None:
     """A note (``RunNote``) naming runner settings that no attack (nor the model) uses."""
-    from tabmia._attack_builder import unused_settings_note
-    from tabmia.backends import has_device
-    from tabmia.exceptions import RunNote
-    from tabmia.recipes import make_model
-
     given = {
         k: text
         for k, on, text in (
@@ -487,8 +473,6 @@ def _compute_cell(
 ) -> dict[str, Any]:
     """Fit one attack in one game round; its scores, threshold and timings."""
     from sklearn.base import clone
-
-    from tabmia.attacks import membership_tags
 
     attack = proto
     tags = membership_tags(proto)

@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from tabmia._memory import release_freed_memory
-from tabmia.target import n_rows, plain
+from tabmia._records import shared_mask
+from tabmia.datasets import DataNotFoundError, load_dataset
+from tabmia.target import PrecomputedLabels, PrecomputedProbabilities, TargetModel, n_rows, plain
 
 #: Share of the population that may repeat training records before the audit is
 #: refused as given the wrong file (the training file again, a superset of it).
@@ -112,8 +114,6 @@ def read_data_flag(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         df = read_table(path, "--data", encoding=args.encoding, sep=args.sep)
         X, y = split_label(df, args.label, "--data")
         return X, np.asarray(y), None
-    from tabmia.datasets import DataNotFoundError, load_dataset
-
     try:
         bunch = load_dataset(args.data)
     except DataNotFoundError as exc:
@@ -231,8 +231,6 @@ def read_probabilities(
     ``labels_only`` (``--label-only``) reads them as the labels they encode (one-hot rows
     of a label-only model).
     """
-    from tabmia.target import PrecomputedProbabilities, TargetModel
-
     p_tr = read_table(train_proba, "--train-proba", **read)
     p_pop = read_table(population_proba, "--population-proba", **read)
     names_tr, names_pop = [str(c) for c in p_tr.columns], [str(c) for c in p_pop.columns]
@@ -283,8 +281,6 @@ def read_predictions(
     labels by their text (a CSV reads "1" as a number, a label column may hold text);
     a predicted label that no record has is kept as a class of its own.
     """
-    from tabmia.target import PrecomputedLabels, TargetModel
-
     labels = pd.unique(
         pd.Series(np.r_[np.asarray(y_train, dtype=object), np.asarray(y_population, dtype=object)])
     )
@@ -524,8 +520,6 @@ def check_size(value: float | int, flag: str) -> None:
 def shared_records(X_train: Any, y_train: Any, X_pop: Any, y_pop: Any) -> tuple[int, int]:
     """``(training records found in the population, population records that repeat a
     training record)``."""
-    from tabmia._records import shared_mask
-
     in_pop = shared_mask(X_train, y_train, X_pop, y_pop)
     if not in_pop.any():
         return 0, 0

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from tabmia.cli._inputs import UsageError
+from tabmia.exceptions import RunNote, UnresolvableFPRError
+from tabmia.persons import DEFAULT_RULE, person_result, public_persons_needed
 
 __all__ = [
     "built_in_persons",
@@ -121,8 +123,6 @@ def keep_person_column(
         return frames
     import warnings
 
-    from tabmia.exceptions import RunNote
-
     warnings.warn(
         f"--group-column {column}: the model takes {column!r} as an input, so it stays "
         "among the model's inputs as well as naming each record's person (a model that "
@@ -152,8 +152,6 @@ def check_public_persons(attacks: dict[str, Any], n_public: int, noun: str) -> N
     An attack that holds calibration records out of its models calibrates on fewer
     persons still; the person-level result says so after the audit where that is short.
     """
-    from tabmia.persons import public_persons_needed
-
     promised = {
         name: float(attack.fpr)
         for name, attack in attacks.items()
@@ -191,9 +189,6 @@ def to_persons(args: argparse.Namespace, result: Any, context: dict[str, Any]) -
         # no person is a member or not as a whole: the record-level audit says cannot tell
         context["unit"] = "the record (persons shared between the files: see the finding)"
         return result
-    from tabmia.exceptions import UnresolvableFPRError
-    from tabmia.persons import DEFAULT_RULE, person_result
-
     rule = getattr(args, "person_rule", None) or DEFAULT_RULE
     try:
         persons = person_result(result, rule=rule, fprs=args.fprs, gammas=args.gammas)

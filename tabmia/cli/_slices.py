@@ -18,6 +18,8 @@ import pandas as pd
 
 from tabmia.cli._inputs import UsageError
 from tabmia.datasets import DEFAULT_SLICINGS, default_slicings
+from tabmia.exceptions import RunNote
+from tabmia.slices import slice_labels, slice_report
 
 __all__ = ["DEFAULT_SLICES", "slice_specs", "slice_frame_of", "slices_report"]
 
@@ -56,9 +58,6 @@ def slice_frame_of(
     each candidate's label too), said as a note."""
     if not specs:
         return None
-    from tabmia.exceptions import RunNote
-    from tabmia.slices import slice_labels
-
     if not isinstance(X, pd.DataFrame):
         raise UsageError(f"--slice-by needs named columns; {what} has none")
     named = {c for spec in specs for c in spec}
@@ -107,8 +106,6 @@ def slices_report(args: argparse.Namespace, result: Any) -> Any:
     """The slice report of ``result`` (its ``slice:`` columns), or None without them."""
     if not any(str(c).startswith("slice:") for c in result.scores.columns):
         return None
-    from tabmia.slices import slice_report
-
     try:
         return slice_report(result, random_state=args.random_state)
     except ValueError as exc:
