@@ -21,13 +21,13 @@ from tabmia.cli._inputs import (
     apply_categories,
     check_shared,
     first_line,
-    load_model,
     read_predictions,
     read_probabilities,
     read_table,
     split_label,
 )
 from tabmia.cli._mlflow import model_source, uri_model
+from tabmia.cli._model_file import load_model
 from tabmia.cli._persons import (
     check_person_attacks,
     check_public_persons,

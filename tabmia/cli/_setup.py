@@ -24,9 +24,9 @@ from tabmia.cli._inputs import (
     check_count,
     check_out_folder,
     check_size,
-    load_model,
 )
 from tabmia.cli._mlflow import model_source
+from tabmia.cli._model_file import load_model
 from tabmia.exceptions import RunNote
 from tabmia.recipes import (
     AUDIT_ATTACKS,
