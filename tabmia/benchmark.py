@@ -236,6 +236,7 @@ def run_benchmark(
     _note_settings_not_used(
         protos, model, n_jobs=n_jobs, device=device if device == requested else "auto"
     )
+    specs = {t: parse_attack_spec(t) for t in protos}
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ValueError(f"output folder {out} exists and is not a folder")
@@ -269,7 +270,7 @@ def run_benchmark(
         dynamic_ncols=True,
     )
     run = _Run(
-        protos={t: (a, parse_attack_spec(t)) for t, a in protos.items()},
+        protos={t: (a, specs[t]) for t, a in protos.items()},
         store=_CellStore(out / "cells"),
         out=out,
         model=model,
