@@ -22,6 +22,7 @@ from tabmia.cli._args import (
 from tabmia.cli._cluster import CONNECT_TIMEOUT_S
 from tabmia.cli._mlflow import add_mlflow_arguments
 from tabmia.cli._setup import DEFAULT_ATTACKS, LABEL_ATTACKS, SCORE_ATTACKS
+from tabmia.datasets import DEFAULT_SLICINGS, PERSON_NOUNS
 from tabmia.metrics import DEFAULT_DELTA
 from tabmia.recipes import ATTACK_PRESETS, MODEL_NAMES
 
@@ -176,7 +177,8 @@ def _add_person_arguments(audit: argparse.ArgumentParser) -> None:
         "patient, a customer); it is no model input. The audit's unit becomes the "
         "person: persons are split whole, shadow models keep them whole, and the verdict, "
         "the report and the gate count persons. A built-in data set that carries persons "
-        "(diabetes130: its patients) uses them unless given 'none'",
+        + f"({', '.join(f'{name}: its {noun}' for name, noun in PERSON_NOUNS.items())}) "
+        + "uses them unless given 'none'",
     )
     persons.add_argument(
         "--person-rule",
@@ -193,9 +195,9 @@ def _add_person_arguments(audit: argparse.ArgumentParser) -> None:
         metavar="COL[,COL...]",
         help="groups to compare (which leak more): each column a slicing, COL*COL their "
         "intersection (combinations too small merged into 'other', said); numeric columns "
-        "cut into named bands. Default for the built-in credit and health data sets: adult "
-        "sex,race; compas race,sex; diabetes130 race,age; german_credit age,personal_status. "
-        "'none' turns slices off",
+        "cut into named bands. Default for the built-in credit and health data sets: "
+        + "; ".join(f"{name} {','.join(cols)}" for name, cols in DEFAULT_SLICINGS.items())
+        + ". 'none' turns slices off",
     )
 
 
