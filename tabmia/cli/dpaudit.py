@@ -30,7 +30,7 @@ from tabmia.cli._inputs import (
     first_line,
     read_data_flag,
 )
-from tabmia.cli.audit import _recipe
+from tabmia.cli._setup import _recipe
 from tabmia.dp import CANARY_KINDS, GUESS_STRATEGIES, OneRunAudit
 from tabmia.recipes import MODEL_NAMES
 from tabmia.scores import SCORE_NAMES

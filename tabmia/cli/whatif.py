@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tabmia import whatif as w
-from tabmia._attack_builder import _value as value
-from tabmia._attack_builder import build_attacks
+from tabmia._attack_builder import _value, build_attacks
 from tabmia._groups import person_codes
 from tabmia.cli._args import add_command, names
 from tabmia.cli._inputs import (
@@ -125,10 +124,6 @@ def add_whatif_parser(sub: Any) -> argparse.ArgumentParser:
         help="output folder (default ./tabmia-whatif)",
     )
     return p
-
-
-def _value(text: str) -> Any:
-    return value(text)
 
 
 def parse_variant(text: str) -> list[Any]:
