@@ -29,7 +29,7 @@ from tabmia.recipes import ATTACK_PRESETS, MODEL_NAMES
 __all__ = ["add_audit_parser"]
 
 
-def add_audit_parser(sub: Any, doc: str | None) -> argparse.ArgumentParser:
+def add_audit_parser(sub: Any, doc: str) -> argparse.ArgumentParser:
     """Add ``tabmia audit`` (its help text from ``doc``) to the sub-command parsers."""
     audit = add_command(
         sub,
