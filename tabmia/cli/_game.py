@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tabmia import datasets
 from tabmia.cli._checks import check_model_counts
 from tabmia.cli._inputs import UsageError, first_line, missing_data_line
 from tabmia.cli._persons import built_in_persons, check_person_attacks, check_public_persons
@@ -28,7 +29,7 @@ from tabmia.cli._setup import (
 )
 from tabmia.cli._slices import slice_frame_of, slice_specs
 from tabmia.cli._structure import check_white_box, structure_findings
-from tabmia.datasets import DataNotFoundError, load_dataset, person_noun
+from tabmia.datasets import DataNotFoundError, person_noun
 from tabmia.exceptions import RunNote
 from tabmia.experiment import (
     MembershipExperiment,
@@ -95,7 +96,8 @@ def built_in_game(
 def _load_records(args: argparse.Namespace) -> tuple[Any, Any, Any, np.ndarray | None]:
     """The data set, its records and labels (``--max-records`` of them) and person ids."""
     try:
-        bunch = load_dataset(args.dataset)
+        # looked up in its module when called, where tests put a data set of their own
+        bunch = datasets.load_dataset(args.dataset)
     except DataNotFoundError as exc:
         raise UsageError(missing_data_line(exc)) from exc
     except (ValueError, KeyError) as exc:

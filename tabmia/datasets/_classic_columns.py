@@ -10,13 +10,6 @@ ADULT_COLUMNS = (
 ADULT_CATEGORICAL = (
     "workclass education marital-status occupation relationship race sex native-country"
 ).split()
-_ADULT_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/"
-# SHA-256 of the original UCI files (decompressed adult.data.gz / adult.test.gz of the
-# shared data; md5 5d7c39d7... / 35238206... as published for the UCI files).
-_ADULT_SHA256 = {
-    "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
-    "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-}
 GERMAN_COLUMNS = (
     "checking_status duration credit_history purpose credit_amount savings_status employment "
     "installment_commitment personal_status other_parties residence_since property_magnitude "

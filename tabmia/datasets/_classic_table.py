@@ -21,8 +21,6 @@ from sklearn.utils import Bunch
 from tabmia.exceptions import DataNotFoundError
 
 from ._classic_columns import (
-    _ADULT_SHA256,
-    _ADULT_URL,
     ADULT_CATEGORICAL,
     ADULT_COLUMNS,
     AUSTRALIAN_CATEGORICAL,
@@ -53,6 +51,14 @@ from ._home import (
 
 PathLike = str | os.PathLike
 Result: TypeAlias = Bunch | tuple[pd.DataFrame, pd.Series]
+
+_ADULT_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/"
+# SHA-256 of the original UCI files (decompressed adult.data.gz / adult.test.gz of the
+# shared data; md5 5d7c39d7... / 35238206... as published for the UCI files).
+_ADULT_SHA256 = {
+    "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+    "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+}
 
 # --------------------------------------------------------------------------- shared steps
 
