@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from tabmia import backends
 from tabmia._attack_builder import build_attacks, parse_attack_spec, unused_settings_note
 from tabmia._benchmark_report import cell_metrics, write_outputs
 from tabmia._device import resolve_device_name
 from tabmia.attacks import membership_tags
-from tabmia.backends import gpu_present, has_device
+from tabmia.backends import has_device
 from tabmia.datasets import DataNotFoundError, load_dataset, resolve_dataset_name
 from tabmia.exceptions import RunNote
 from tabmia.experiment import MembershipRound, game_seeds, subsample, subsample_persons
@@ -492,7 +493,8 @@ def _runner_device(device: str) -> str:
     """``device`` checked; CUDA without a GPU on this machine becomes the CPU, said once
     (a ``RunNote``: the CLI prints it as a ``tabmia: note:`` line)."""
     resolve_device_name(device, n_gpus=lambda: 1, check_index=False)  # the vocabulary
-    if str(device).startswith("cuda") and not gpu_present():
+    # backends.gpu_present is looked up when called: tests fake a GPU there
+    if str(device).startswith("cuda") and not backends.gpu_present():
         warnings.warn(
             f"device {device}: no GPU is present; training and scoring run on the CPU",
             RunNote,

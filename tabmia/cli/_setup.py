@@ -9,10 +9,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from tabmia import backends
 from tabmia._attack_builder import build_attacks, unused_settings_note
 from tabmia._device import resolve_device_name
 from tabmia.attacks import membership_tags
-from tabmia.backends import gpu_present, has_device, set_device, set_threads
+from tabmia.backends import has_device, set_device, set_threads
 from tabmia.claims import check_claimed_epsilon
 from tabmia.cli._checks import (
     check_attack_flags,
@@ -96,7 +97,8 @@ def _resolve_device(args: argparse.Namespace) -> None:
     except ValueError as exc:
         raise UsageError(f"--device: {exc}") from exc
     args.device_given = requested != "auto"
-    if requested.startswith("cuda") and not gpu_present():
+    # backends.gpu_present is looked up when called: tests fake a GPU there
+    if requested.startswith("cuda") and not backends.gpu_present():
         warnings.warn(
             f"--device {requested}: no GPU is present (none seen by torch, CatBoost "
             "or nvidia-smi); training and scoring run on the CPU",
