@@ -60,7 +60,7 @@ def _numeric(X: Any, key: str) -> np.ndarray:
 
 def _row(member: np.ndarray, s: np.ndarray, seconds: float, fpr: float,
          threshold: float | None = None) -> dict[str, Any]:
-    from benchmarks.quantile_table2 import operating_point
+    from benchmarks._quantile_table2_tasks import operating_point
     from tabmia.metrics import auc
 
     row: dict[str, Any] = {"auc": auc(member, s), "seconds": seconds}
@@ -197,7 +197,7 @@ def _paired(report: dict[str, Any], key: str, name: str, field: str = "precision
 
 
 def markdown(report: dict[str, Any]) -> str:
-    from benchmarks.quantile_table2 import PAPER
+    from benchmarks._quantile_table2_tasks import PAPER
 
     cfg = report["config"]
     keys = list(report["datasets"])
@@ -349,7 +349,7 @@ def merge(paths: list[str]) -> int:
 def main(args: Any, argv: list[str] | None) -> int:
     """Run the paper protocol (called by ``quantile_table2.main`` for ``--protocol paper``)."""
     from benchmarks._paper_qmia import check_paper_code
-    from benchmarks.quantile_table2 import PAPER, PAPER_TASKS, load
+    from benchmarks._quantile_table2_tasks import PAPER, PAPER_TASKS, load
 
     if args.merge:
         return merge(args.merge)

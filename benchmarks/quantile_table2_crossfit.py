@@ -81,7 +81,7 @@ def replay(run: dict[str, Any], key: str, sp: dict[str, np.ndarray], fpr: float
     from catboost import CatBoostRegressor
 
     from benchmarks._paper_qmia import paper_target
-    from benchmarks.quantile_table2 import operating_point
+    from benchmarks._quantile_table2_tasks import operating_point
     from tabmia.attacks.quantile import QuantileAttack
     from tabmia.exceptions import DegenerateRegressorError
     from tabmia.metrics import auc
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     from sklearn.preprocessing import LabelEncoder
 
     from benchmarks._quantile_table2_paper import _numeric
-    from benchmarks.quantile_table2 import load
+    from benchmarks._quantile_table2_tasks import load
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", default=None, help=f"run files (default results/{RUNS})")

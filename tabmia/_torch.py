@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-__all__ = ["as_float32", "to_tensor", "module_gradient_norms"]
+from tabmia._rows import n_rows, take_rows
+
+__all__ = ["as_float32", "to_tensor", "module_gradient_norms", "module_logits"]
 
 
 def as_float32(X: Any, name: str = "X") -> np.ndarray:
@@ -54,6 +56,31 @@ def to_tensor(arr: np.ndarray, device: Any) -> Any:
     if not arr.flags.writeable:
         arr = arr.copy()
     return torch.from_numpy(arr).to(device)
+
+
+def module_logits(module: Any, X: Any, device: Any, batch_size: int) -> np.ndarray:
+    """The logits of a torch ``module`` on records ``X`` (numpy, sparse or DataFrame), in
+    batches of ``batch_size`` on ``device``, in eval mode and without gradients (the
+    module's training mode is restored)."""
+    import torch
+
+    n = n_rows(X)
+    out = []
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.no_grad():
+            for start in range(0, n, batch_size):
+                part = take_rows(X, slice(start, min(start + batch_size, n)))
+                if sp.issparse(part):
+                    part = part.toarray()
+                if isinstance(part, pd.DataFrame):
+                    part = part.to_numpy(dtype=np.float32)
+                xb = torch.as_tensor(np.asarray(part, dtype=np.float32), device=device)
+                out.append(module(xb).detach().to("cpu").double().numpy())
+    finally:
+        module.train(was_training)
+    return np.concatenate(out, axis=0)
 
 
 def module_gradient_norms(

@@ -27,9 +27,17 @@ from typing import Any
 
 import numpy as np
 
+from tabmia import backends
+from tabmia._attack_builder import build_attacks, parse_attack_spec, unused_settings_note
+from tabmia._benchmark_report import cell_metrics, write_outputs
+from tabmia._device import resolve_device_name
+from tabmia.attacks import membership_tags
+from tabmia.backends import has_device
+from tabmia.datasets import DataNotFoundError, load_dataset, resolve_dataset_name
 from tabmia.exceptions import RunNote
-from tabmia.experiment import game_seeds
-from tabmia.recipes import BENCHMARK_ATTACKS
+from tabmia.experiment import MembershipRound, game_seeds, subsample, subsample_persons
+from tabmia.recipes import BENCHMARK_ATTACKS, MODEL_NAMES, make_model
+from tabmia.target import n_rows
 
 __all__ = ["BenchmarkResult", "run_benchmark", "QUICK_MAX_RECORDS", "DEFAULT_ATTACKS"]
 
@@ -74,8 +82,6 @@ def _digest(obj: Any) -> str:
 def _attack_settings(attack: Any, *, leave_out: tuple[str, ...] = ()) -> dict[str, str]:
     """The parameters that identify an attack's results (not its ``run_params`` tag), and
     not ``leave_out``."""
-    from tabmia.attacks import membership_tags
-
     skip = membership_tags(attack).run_params | set(leave_out)
     return {k: repr(v) for k, v in sorted(attack.get_params(deep=False).items()) if k not in skip}
 
@@ -110,10 +116,6 @@ class _CellStore:
 
 
 def _load(name: str, resolved: str, max_records: int | None, random_state: int) -> dict[str, Any]:
-    from tabmia.datasets import load_dataset
-    from tabmia.experiment import subsample, subsample_persons
-    from tabmia.target import n_rows
-
     bunch = load_dataset(resolved)
     X, y = bunch.data, np.asarray(bunch.target)
     n_total = n_rows(X)
@@ -217,32 +219,9 @@ def run_benchmark(
     """
     from tqdm.auto import tqdm
 
-    from tabmia._attack_builder import build_attacks, parse_attack_spec
-    from tabmia._benchmark_report import cell_metrics, write_outputs
-    from tabmia.datasets import DataNotFoundError, resolve_dataset_name
-    from tabmia.experiment import MembershipRound
-    from tabmia.recipes import MODEL_NAMES, make_model
-
     # ---- validate everything before computing anything
-    names = [str(d).strip() for d in datasets if str(d).strip()]
-    if not names:
-        raise ValueError("no data set given")
-    resolved = {n: resolve_dataset_name(n) for n in names}
-    dup = [n for n in names if list(resolved.values()).count(resolved[n]) > 1]
-    if dup:
-        raise ValueError(f"data set {dup[0]!r} given twice ({resolved[dup[0]]})")
-    if model not in MODEL_NAMES:
-        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODEL_NAMES)}")
-    if not isinstance(seeds, (int, np.integer)) or seeds < 1:
-        raise ValueError(f"seeds must be an int >= 1, got {seeds!r}")
-    fprs = tuple(float(f) for f in fprs)
-    if not fprs or any(not 0.0 < f < 1.0 for f in fprs):
-        raise ValueError(f"FPR levels must be in (0, 1), got {list(fprs)}")
-    threshold_fpr = fprs[0] if threshold_fpr is None else float(threshold_fpr)
-    if not 0.0 < threshold_fpr < 1.0:
-        raise ValueError(f"threshold FPR must be in (0, 1), got {threshold_fpr}")
-    if max_records is not None and max_records < 20:
-        raise ValueError("max_records must be at least 20")
+    names, resolved = _checked_names(datasets)
+    fprs, threshold_fpr = _checked_settings(model, seeds, fprs, threshold_fpr, max_records)
     if quick:
         seeds = 1
         max_records = min(max_records or QUICK_MAX_RECORDS, QUICK_MAX_RECORDS)
@@ -264,8 +243,8 @@ def run_benchmark(
         raise ValueError(f"output folder {out} exists and is not a folder")
 
     t_start, load_start = time.perf_counter(), os.getloadavg()
-    store = _CellStore(out / "cells")
     seed_list = game_seeds(random_state, seeds)
+    split = {"train_size": train_size, "public_size": public_size, "prior": prior}
     settings = {
         "datasets": names,
         "resolved": resolved,
@@ -275,9 +254,7 @@ def run_benchmark(
         "game_seeds": seed_list,
         "fprs": list(fprs),
         "threshold_fpr": threshold_fpr,
-        "train_size": train_size,
-        "public_size": public_size,
-        "prior": prior,
+        **split,
         "max_records": max_records,
         "quick": quick,
         "n_jobs": n_jobs,
@@ -285,8 +262,6 @@ def run_benchmark(
         "random_state": random_state,
         "attack_params": {t: _attack_settings(a) for t, a in protos.items()},
     }
-    result = BenchmarkResult(results={})
-    report: dict[str, Any] = {"datasets": {}, "skipped": {}, "failed": {}}
     bar = tqdm(
         total=len(names) * seeds * len(protos),
         desc="tabmia benchmark",
@@ -295,162 +270,231 @@ def run_benchmark(
         disable=not progress,
         dynamic_ncols=True,
     )
-    said: set[str] = set()
+    run = _Run(
+        protos={t: (a, specs[t]) for t, a in protos.items()},
+        store=_CellStore(out / "cells"),
+        out=out,
+        model=model,
+        device=device,
+        bar=bar,
+        write=tqdm.write,
+    )
     try:
         for name in names:
-            try:
-                data = _load(name, resolved[name], max_records, random_state)
-            except (DataNotFoundError, ImportError) as exc:
-                report["skipped"][name] = str(exc)
-                bar.update(seeds * len(protos))
-                continue
-            # said once a data set loads; if none does, the one error below says it all
-            for skipped in [n for n in report["skipped"] if n not in said]:
-                tqdm.write(
-                    f"{skipped}: not available, skipped: "
-                    f"{report['skipped'][skipped].splitlines()[0]}",
-                    file=sys.stderr,
-                )
-                said.add(skipped)
-            X, y, groups = data["X"], data["y"], data["groups"]
-            if groups is not None:
-                tqdm.write(
-                    f"{name}: split by person ({np.unique(groups).size} persons with "
-                    f"{len(groups)} records): a person's records are all members or all "
-                    "non-members, all public or all candidates",
-                    file=sys.stderr,
-                )
-            entry: dict[str, Any] = {
-                "resolved": resolved[name],
-                "source": data["source"],
-                "status": data["status"],
-                "n_records": int(y.shape[0]),
-                "n_records_total": int(data["n_total"]),
-                "n_features": int(X.shape[1]),
-                "split_by_person": groups is not None,
-                "seeds": [],
-            }
-            for i, seed in enumerate(seed_list):
-                game_round = MembershipRound.draw(
-                    X,
-                    y,
-                    seed,
-                    train_size=train_size,
-                    public_size=public_size,
-                    prior=prior,
-                    groups=groups,
-                )
-                game = {
-                    "format": _CELL_FORMAT,
-                    "dataset": resolved[name],
-                    "n_records": int(y.shape[0]),
-                    "n_features": int(X.shape[1]),
-                    "max_records": max_records,
-                    "subsample_seed": random_state,
-                    "train_size": train_size,
-                    "public_size": public_size,
-                    "prior": prior,
-                    "model": model,
-                    "seed": seed,
-                    # a person split is another game; record-split cells keep their keys
-                    **({"split_by_person": True} if groups is not None else {}),
-                }
-                cells = {}
-                for text, proto in protos.items():
-                    bar.set_postfix_str(f"{name} seed {i} {text}", refresh=False)
-                    identity = {
-                        **game,
-                        "attack": specs[text].name,
-                        "params": _attack_settings(proto),
-                    }
-                    key = _digest(identity)
-                    cell = store.load(key)
-                    if cell is not None:
-                        result.reused += 1
-                    else:
-                        if game_round.target is None:
-                            game_round.train_target(make_model(model, X, device=device))
-                        cell = _compute_cell(
-                            game_round,
-                            text,
-                            proto,
-                            specs[text],
-                            shadow_dir=out / "shadows" / _digest(game),
-                        )
-                        if "error" in cell:
-                            report["failed"][f"{name} seed {i} {text}"] = cell["error"]
-                            tqdm.write(
-                                f"{name} seed {i} {text}: failed: {cell['error']}", file=sys.stderr
-                            )
-                            bar.update(1)
-                            continue
-                        cell["target_accuracy"] = game_round.accuracy
-                        cell["key"], cell["settings"] = key, identity
-                        store.save(
-                            key,
-                            {k: v for k, v in cell.items() if k not in ("member", "scores")},
-                            cell["member"],
-                            cell["scores"],
-                        )
-                        result.computed += 1
-                    cells[text] = cell
-                    bar.update(1)
-                split = game_round.split
-                assert split is not None  # a drawn round has its split
-                entry["seeds"].append(
-                    {
-                        "seed": seed,
-                        "n_members": int(split.members.size),
-                        "n_nonmembers": int(split.nonmembers.size),
-                        "cells": cells,
-                    }
-                )
-            report["datasets"][name] = entry
+            run.play_dataset(name, resolved[name], seed_list, split, max_records, random_state)
     finally:
         bar.close()
+    return _finish(
+        run, settings, t_start, fprs=fprs, html=html, command=command, load_start=load_start
+    )
+
+
+def _finish(run: _Run, settings: dict[str, Any], t_start: float, **outputs: Any) -> BenchmarkResult:
+    """The cells' metrics at the FPR levels, and the files written (``outputs``: the
+    keywords of :func:`tabmia._benchmark_report.write_outputs`; the wall time counted
+    from ``t_start``)."""
+    report = run.report
     if not report["datasets"]:
         # nothing ran: an error, not an empty table (a CI job would read it as a result)
         reasons = "; ".join(
             f"{name}: {why.splitlines()[0]}" for name, why in report["skipped"].items()
         )
         raise DataNotFoundError(f"no data set could be loaded, nothing was written ({reasons})")
-    for skipped in [n for n in report["skipped"] if n not in said]:  # skipped after the last
-        tqdm.write(
-            f"{skipped}: not available, skipped: {report['skipped'][skipped].splitlines()[0]}",
-            file=sys.stderr,
-        )
+    run.say_skipped()  # skipped after the last
     for entry in report["datasets"].values():
         for s in entry["seeds"]:
             for c in s["cells"].values():
-                c["metrics"] = cell_metrics(c, fprs, seed=s["seed"])
+                c["metrics"] = cell_metrics(c, outputs["fprs"], seed=s["seed"])
+    result = run.result
     result.failed = report["failed"]
     result.results, result.files = write_outputs(
-        out,
+        run.out,
         report,
         settings,
-        fprs=fprs,
-        html=html,
-        command=command,
         wall_seconds=time.perf_counter() - t_start,
         cells={
             "computed": result.computed,
             "reused": result.reused,
             "failed": len(report["failed"]),
         },
-        load_start=load_start,
+        **outputs,
     )
     return result
+
+
+def _checked_names(datasets: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """The data set names given, and each one's canonical name; none twice."""
+    names = [str(d).strip() for d in datasets if str(d).strip()]
+    if not names:
+        raise ValueError("no data set given")
+    resolved = {n: resolve_dataset_name(n) for n in names}
+    dup = [n for n in names if list(resolved.values()).count(resolved[n]) > 1]
+    if dup:
+        raise ValueError(f"data set {dup[0]!r} given twice ({resolved[dup[0]]})")
+    return names, resolved
+
+
+def _checked_settings(
+    model: str,
+    seeds: int,
+    fprs: Sequence[float],
+    threshold_fpr: float | None,
+    max_records: int | None,
+) -> tuple[tuple[float, ...], float]:
+    """Refuse a bad model, seed count, FPR or record count; the FPR levels and the FPR
+    the thresholds promise."""
+    if model not in MODEL_NAMES:
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODEL_NAMES)}")
+    if not isinstance(seeds, (int, np.integer)) or seeds < 1:
+        raise ValueError(f"seeds must be an int >= 1, got {seeds!r}")
+    fprs = tuple(float(f) for f in fprs)
+    if not fprs or any(not 0.0 < f < 1.0 for f in fprs):
+        raise ValueError(f"FPR levels must be in (0, 1), got {list(fprs)}")
+    threshold_fpr = fprs[0] if threshold_fpr is None else float(threshold_fpr)
+    if not 0.0 < threshold_fpr < 1.0:
+        raise ValueError(f"threshold FPR must be in (0, 1), got {threshold_fpr}")
+    if max_records is not None and max_records < 20:
+        raise ValueError("max_records must be at least 20")
+    return fprs, threshold_fpr
+
+
+@dataclass
+class _Run:
+    """One benchmark run's cells: computed, or read back from the store."""
+
+    protos: dict[str, tuple[Any, Any]]  # spec text -> (unfitted attack, parsed spec)
+    store: _CellStore
+    out: Path
+    model: str
+    device: str
+    bar: Any  # tqdm progress bar over the cells
+    write: Any  # prints a line above the bar
+    result: BenchmarkResult = field(default_factory=lambda: BenchmarkResult(results={}))
+    report: dict[str, Any] = field(
+        default_factory=lambda: {"datasets": {}, "skipped": {}, "failed": {}}
+    )
+    said: set[str] = field(default_factory=set)  # skipped data sets already said
+
+    def say_skipped(self) -> None:
+        """One line per skipped data set not said yet."""
+        for skipped in [n for n in self.report["skipped"] if n not in self.said]:
+            self.write(
+                f"{skipped}: not available, skipped: "
+                f"{self.report['skipped'][skipped].splitlines()[0]}",
+                file=sys.stderr,
+            )
+            self.said.add(skipped)
+
+    def play_dataset(
+        self,
+        name: str,
+        resolved: str,
+        seed_list: list[int],
+        split: dict[str, Any],
+        max_records: int | None,
+        random_state: int,
+    ) -> None:
+        """Every seed's cells of one data set, into the report (or the data set skipped)."""
+        try:
+            data = _load(name, resolved, max_records, random_state)
+        except (DataNotFoundError, ImportError) as exc:
+            self.report["skipped"][name] = str(exc)
+            self.bar.update(len(seed_list) * len(self.protos))
+            return
+        # said once a data set loads; if none does, the one error below says it all
+        self.say_skipped()
+        X, y, groups = data["X"], data["y"], data["groups"]
+        if groups is not None:
+            self.write(
+                f"{name}: split by person ({np.unique(groups).size} persons with "
+                f"{len(groups)} records): a person's records are all members or all "
+                "non-members, all public or all candidates",
+                file=sys.stderr,
+            )
+        entry: dict[str, Any] = {
+            "resolved": resolved,
+            "source": data["source"],
+            "status": data["status"],
+            "n_records": int(y.shape[0]),
+            "n_records_total": int(data["n_total"]),
+            "n_features": int(X.shape[1]),
+            "split_by_person": groups is not None,
+            "seeds": [],
+        }
+        for i, seed in enumerate(seed_list):
+            game = {
+                "format": _CELL_FORMAT,
+                "dataset": resolved,
+                "n_records": int(y.shape[0]),
+                "n_features": int(X.shape[1]),
+                "max_records": max_records,
+                "subsample_seed": random_state,
+                **split,
+                "model": self.model,
+                "seed": seed,
+                # a person split is another game; record-split cells keep their keys
+                **({"split_by_person": True} if groups is not None else {}),
+            }
+            game_round = MembershipRound.draw(X, y, seed, **split, groups=groups)
+            cells = self._play_seed(game_round, game, f"{name} seed {i}", X)
+            assert game_round.split is not None  # a drawn round has its split
+            entry["seeds"].append(
+                {
+                    "seed": seed,
+                    "n_members": int(game_round.split.members.size),
+                    "n_nonmembers": int(game_round.split.nonmembers.size),
+                    "cells": cells,
+                }
+            )
+        self.report["datasets"][name] = entry
+
+    def _play_seed(
+        self, game_round: Any, game: dict[str, Any], where: str, X: Any
+    ) -> dict[str, Any]:
+        """Every attack's cell of one game (the target trained at the first one computed)."""
+        cells = {}
+        for text, (proto, spec) in self.protos.items():
+            self.bar.set_postfix_str(f"{where} {text}", refresh=False)
+            identity = {**game, "attack": spec.name, "params": _attack_settings(proto)}
+            key = _digest(identity)
+            cell = self.store.load(key)
+            if cell is not None:
+                self.result.reused += 1
+            else:
+                if game_round.target is None:
+                    game_round.train_target(make_model(self.model, X, device=self.device))
+                cell = _compute_cell(
+                    game_round,
+                    text,
+                    proto,
+                    spec,
+                    shadow_dir=self.out / "shadows" / _digest(game),
+                )
+                if "error" in cell:
+                    self.report["failed"][f"{where} {text}"] = cell["error"]
+                    self.write(f"{where} {text}: failed: {cell['error']}", file=sys.stderr)
+                    self.bar.update(1)
+                    continue
+                cell["target_accuracy"] = game_round.accuracy
+                cell["key"], cell["settings"] = key, identity
+                self.store.save(
+                    key,
+                    {k: v for k, v in cell.items() if k not in ("member", "scores")},
+                    cell["member"],
+                    cell["scores"],
+                )
+                self.result.computed += 1
+            cells[text] = cell
+            self.bar.update(1)
+        return cells
 
 
 def _runner_device(device: str) -> str:
     """``device`` checked; CUDA without a GPU on this machine becomes the CPU, said once
     (a ``RunNote``: the CLI prints it as a ``tabmia: note:`` line)."""
-    from tabmia._device import resolve_device_name
-    from tabmia.backends import gpu_present
-    from tabmia.exceptions import RunNote
-
     resolve_device_name(device, n_gpus=lambda: 1, check_index=False)  # the vocabulary
-    if str(device).startswith("cuda") and not gpu_present():
+    # backends.gpu_present is looked up when called: tests fake a GPU there
+    if str(device).startswith("cuda") and not backends.gpu_present():
         warnings.warn(
             f"device {device}: no GPU is present; training and scoring run on the CPU",
             RunNote,
@@ -464,11 +508,6 @@ def _note_settings_not_used(
     attacks: dict[str, Any], model: str, *, n_jobs: int | None, device: str
 ) -> None:
     """A note (``RunNote``) naming runner settings that no attack (nor the model) uses."""
-    from tabmia._attack_builder import unused_settings_note
-    from tabmia.backends import has_device
-    from tabmia.exceptions import RunNote
-    from tabmia.recipes import make_model
-
     given = {
         k: text
         for k, on, text in (
@@ -487,8 +526,6 @@ def _compute_cell(
 ) -> dict[str, Any]:
     """Fit one attack in one game round; its scores, threshold and timings."""
     from sklearn.base import clone
-
-    from tabmia.attacks import membership_tags
 
     attack = proto
     tags = membership_tags(proto)

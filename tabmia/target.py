@@ -36,10 +36,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from tabmia._array import log_softmax, ravel_column, softmax
+from tabmia._device import resolve_device
 from tabmia._rows import _n_columns, concat_rows, n_rows, plain, take_rows  # their old home
+from tabmia._torch import module_logits
 from tabmia.exceptions import LabelOnlyTargetError
 from tabmia.precomputed import PrecomputedLabels, PrecomputedProbabilities
 from tabmia.scores import LOGIT_SCORE_NAMES, SCORE_NAMES, membership_score
@@ -457,23 +458,9 @@ class TargetModel:
                 self.n_queries_ += n
                 return logits
             return np.log(np.clip(self._proba(X), 1e-300, None))
-        import torch
-
-        module = self.model
-        device = self._resolve_torch_device(module)
+        device = self._resolve_torch_device(self.model)
         n = n_rows(X)
-        out = []
-        was_training = module.training
-        module.eval()
-        try:
-            with torch.no_grad():
-                for start in range(0, n, self.batch_size):
-                    part = take_rows(X, slice(start, min(start + self.batch_size, n)))
-                    xb = _to_tensor(part, device)
-                    out.append(module(xb).detach().to("cpu").double().numpy())
-        finally:
-            module.train(was_training)
-        logits = np.concatenate(out, axis=0)
+        logits = module_logits(self.model, X, device, self.batch_size)
         self.n_queries_ += n
         self._check_output(logits, n, "the torch target returned logits")
         return logits
@@ -559,8 +546,6 @@ class TargetModel:
 
     def _resolve_torch_device(self, module: Any) -> Any:
         if self._torch_device is None:
-            from tabmia._device import resolve_device
-
             try:
                 param = next(module.parameters())
                 current = param.device
@@ -595,16 +580,6 @@ def _is_torch_module(model: Any) -> bool:
     # a torch module exists only once torch is imported: no import needed to ask
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(model, torch.nn.Module)
-
-
-def _to_tensor(X: Any, device: Any) -> Any:
-    import torch
-
-    if sp.issparse(X):
-        X = X.toarray()
-    if isinstance(X, pd.DataFrame):
-        X = X.to_numpy(dtype=np.float32)
-    return torch.as_tensor(np.asarray(X, dtype=np.float32), device=device)
 
 
 def as_target(model: Any, **kwargs: Any) -> TargetModel:

@@ -494,3 +494,16 @@ def test_package_exports_every_classic_loader():
     from tabmia.datasets import classic
 
     assert set(classic.__all__) <= set(tds.__all__)
+
+
+def test_registry_keeps_the_audit_defaults_of_built_in_data_sets():
+    """The default slicings and person nouns an audit reads live beside the loaders: each
+    names a registered data set, and a data set without them gets none / "persons"."""
+    assert set(tds.DEFAULT_SLICINGS) <= set(tds.DATASETS)
+    assert set(tds.PERSON_NOUNS) <= set(tds.DATASETS)
+    assert tds.default_slicings("adult") == ("sex", "race")
+    assert tds.default_slicings("breast_cancer") == ()
+    assert tds.default_slicings(None) == ()
+    assert tds.person_noun("diabetes130") == "patients"
+    assert tds.person_noun("adult") == "persons"
+    assert tds.person_noun(None) == "persons"

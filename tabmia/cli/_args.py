@@ -12,6 +12,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tabmia._memory import parse_memory
+from tabmia.cli._inputs import UsageError
+from tabmia.gate import parse_limits
+from tabmia.report.state import check_warning_names
+
 __all__ = [
     "Accumulate",
     "DEFAULT_FPR",
@@ -76,8 +81,6 @@ def given_flags(parser: argparse.ArgumentParser, argv: list[str] | None) -> set[
 
 def memory_size(text: str) -> int:
     """``--max-memory``: bytes, a size with a unit (``8GB``) or a share of memory (``25%``)."""
-    from tabmia._memory import parse_memory
-
     try:
         return parse_memory(text, name="")
     except ValueError as exc:
@@ -97,8 +100,6 @@ def fdr_level(text: str) -> float:
 
 def risk_limits(text: str) -> tuple[Any, ...]:
     """``METRIC=LIMIT[,METRIC=LIMIT...]`` for ``--fail-above`` (:mod:`tabmia.gate`)."""
-    from tabmia.gate import parse_limits
-
     try:
         limits = parse_limits(text)
     except ValueError as exc:
@@ -113,8 +114,6 @@ def risk_limits(text: str) -> tuple[Any, ...]:
 
 def warning_names(text: str) -> tuple[str, ...]:
     """``NAME[,NAME...]`` for ``--accept-warning``: plausibility findings by name."""
-    from tabmia.report.state import check_warning_names
-
     try:
         found = check_warning_names(names(text))
     except ValueError as exc:
@@ -190,8 +189,6 @@ def settle_fprs(args: argparse.Namespace, *, several_fpr: bool = False) -> None:
     ``several_fpr``: ``--fpr A,B`` is read as ``--fpr A --fprs A,B`` (``tabmia benchmark``'s
     form before ``--fprs``); otherwise it is refused.
     """
-    from tabmia.cli._inputs import UsageError
-
     given = args.fpr
     args.fpr_given = given is not None
     fpr = (DEFAULT_FPR,) if given is None else tuple(given)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tabmia._attack_builder import settings_not_taken
+from tabmia.attacks import membership_tags
 from tabmia.cli._inputs import UsageError, model_categories
+from tabmia.recipes import MODEL_NAMES
 
 __all__ = [
     "MAX_MODELS",
@@ -118,9 +121,6 @@ def check_mode(args: argparse.Namespace) -> None:
 
 def check_attack_flags(args: argparse.Namespace, attacks: dict[str, Any]) -> None:
     """Refuse an attack flag (``--n-shadow``, ...) that none of the attacks takes."""
-    from tabmia._attack_builder import settings_not_taken
-    from tabmia.attacks import membership_tags
-
     given: set[str] = getattr(args, "given", set())
     # whether an interrupted run can keep models in --cache-dir (tabmia.cli says so)
     args.trains_models = not settings_not_taken(attacks, ["cache_dir"])
@@ -141,8 +141,6 @@ def check_attack_flags(args: argparse.Namespace, attacks: dict[str, Any]) -> Non
 def check_model_counts(args: argparse.Namespace, attacks: dict[str, Any], n_public: int) -> None:
     """Refuse shadow / reference counts above :data:`MAX_MODELS` or the public records,
     unless ``--force``."""
-    from tabmia.attacks import membership_tags
-
     if getattr(args, "force", False):
         return
     flags = {setting: _flag(dest) for dest, (setting, _, _) in _ATTACK_FLAGS.items()}
@@ -170,8 +168,6 @@ def more_records_hint(args: argparse.Namespace) -> str:
 def check_recipe_matches(model: Any, recipe: str | None, model_file: Any, force: bool) -> None:
     """Refuse a preset ``--recipe`` (one-hot categories) for a model that takes its
     categories natively (CatBoost ``cat_features``, XGBoost / LightGBM categories)."""
-    from tabmia.recipes import MODEL_NAMES
-
     if recipe not in MODEL_NAMES or force:
         return
     native = _native_categorical(model)

@@ -9,6 +9,8 @@ import sys
 from typing import Any
 
 from tabmia.cli._inputs import UsageError
+from tabmia.gate import evaluate_gate
+from tabmia.named import DEFAULT_Q
 
 __all__ = ["aim_at_gate_fdr", "aim_at_gate_fpr", "evaluate_cli_gate", "report_gate"]
 
@@ -45,8 +47,6 @@ def aim_at_gate_fpr(args: argparse.Namespace) -> None:
 def aim_at_gate_fdr(args: argparse.Namespace) -> None:
     """Set ``--fdr`` from a ``named@<q>`` limit (a different ``--fdr`` is a usage error),
     else to its default."""
-    from tabmia.named import DEFAULT_Q
-
     qs = sorted({lim.fpr for lim in getattr(args, "fail_above", ()) if lim.metric == "named"})
     given = getattr(args, "fdr", None)
     if len(qs) > 1:
@@ -73,8 +73,6 @@ def evaluate_cli_gate(
     slice report, for a ``slice:tpr@`` limit; ``structure``, a tree model's structural
     findings, for a ``structure:`` limit; ``named``, its named list, for a ``named@``
     limit."""
-    from tabmia.gate import evaluate_gate
-
     limits = getattr(args, "fail_above", ())
     if not limits:
         return None

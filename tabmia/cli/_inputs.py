@@ -11,7 +11,6 @@ import contextlib
 import inspect
 import os
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,9 @@ import numpy as np
 import pandas as pd
 
 from tabmia._memory import release_freed_memory
-from tabmia.target import n_rows, plain
+from tabmia._records import shared_mask
+from tabmia.datasets import DataNotFoundError, load_dataset
+from tabmia.target import PrecomputedLabels, PrecomputedProbabilities, TargetModel, n_rows, plain
 
 #: Share of the population that may repeat training records before the audit is
 #: refused as given the wrong file (the training file again, a superset of it).
@@ -112,8 +113,6 @@ def read_data_flag(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         df = read_table(path, "--data", encoding=args.encoding, sep=args.sep)
         X, y = split_label(df, args.label, "--data")
         return X, np.asarray(y), None
-    from tabmia.datasets import DataNotFoundError, load_dataset
-
     try:
         bunch = load_dataset(args.data)
     except DataNotFoundError as exc:
@@ -231,8 +230,6 @@ def read_probabilities(
     ``labels_only`` (``--label-only``) reads them as the labels they encode (one-hot rows
     of a label-only model).
     """
-    from tabmia.target import PrecomputedProbabilities, TargetModel
-
     p_tr = read_table(train_proba, "--train-proba", **read)
     p_pop = read_table(population_proba, "--population-proba", **read)
     names_tr, names_pop = [str(c) for c in p_tr.columns], [str(c) for c in p_pop.columns]
@@ -283,8 +280,6 @@ def read_predictions(
     labels by their text (a CSV reads "1" as a number, a label column may hold text);
     a predicted label that no record has is kept as a class of its own.
     """
-    from tabmia.target import PrecomputedLabels, TargetModel
-
     labels = pd.unique(
         pd.Series(np.r_[np.asarray(y_train, dtype=object), np.asarray(y_population, dtype=object)])
     )
@@ -359,134 +354,6 @@ def split_label(df: Any, label: str, flag: str) -> tuple[Any, Any]:
     return df.drop(columns=[label]), y.to_numpy()
 
 
-# ------------------------------------------------------------------ models
-def load_model(path: Path, trust_types: bool, flag: str = "--model-file") -> Any:
-    """A fitted model from a joblib / pickle or ``.skops`` file, recognised by content."""
-    if path.is_dir():
-        raise UsageError(f"{flag} {path}: a folder, not a model file")
-    if not path.is_file():
-        raise UsageError(f"{flag} {path}: no such file")
-    kind = sniff(path)
-    save_hint = (
-        "give the fitted model saved with joblib.dump / pickle.dump (.joblib, .pkl) "
-        "or skops (.skops)"
-    )
-    if _is_table_text(path, kind):
-        what = "a CSV / text table" if kind == "text" else f"a {kind} CSV / text table"
-        raise UsageError(f"{flag} {path}: {what} (a data file), not a model: {save_hint}")
-    if kind in (
-        "a PNG image",
-        "a JPEG image",
-        "a GIF image",
-        "a PDF document",
-        "a parquet file",
-        "an SQLite database",
-        "an executable",
-        "an HDF5 file",
-        "a numpy .npy file",
-        "UTF-16 text",
-    ):
-        raise UsageError(f"{flag} {path}: {kind}, not a model: {save_hint}")
-    if path.suffix.lower() == ".skops" or (kind == "a zip archive" and _is_skops(path)):
-        return _load_skops(path, trust_types, flag)
-    if kind == "a zip archive":
-        raise UsageError(
-            f"{flag} {path}: a zip archive (a torch checkpoint?), not a model "
-            f"tabmia reads: {save_hint}"
-        )
-    warnings.warn(
-        f"loading {path} runs any code the file contains (pickle/joblib): only audit files "
-        "you trust",
-        UserWarning,
-        stacklevel=3,
-    )
-    import joblib
-
-    try:
-        return joblib.load(path)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"{flag} {path}: {_unimportable(exc)}") from exc
-    except Exception as exc:  # garbage, truncated or foreign files
-        what = "a text file" if kind == "text" else "not"
-        raise UsageError(
-            f"{flag} {path}: {what} a joblib or pickle file of a model "
-            f"({type(exc).__name__}: {first_line(exc)}); {save_hint}"
-        ) from exc
-
-
-def _is_skops(path: Path) -> bool:
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return "schema.json" in archive.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return False
-
-
-def _load_skops(path: Path, trust_types: bool, flag: str) -> Any:
-    try:
-        import skops.io as sio
-    except ImportError as exc:
-        raise UsageError(f"{flag}: .skops files need skops (pip install skops)") from exc
-    try:
-        untrusted = sio.get_untrusted_types(file=path)
-        if untrusted and not trust_types:
-            raise UsageError(
-                f"{flag} {path}: it contains types skops does not trust by default "
-                f"({', '.join(untrusted[:5])}{' ...' if len(untrusted) > 5 else ''}); "
-                "check them and pass --trust-types"
-            )
-        return sio.load(path, trusted=untrusted)
-    except UsageError:
-        raise
-    except Exception as exc:
-        raise UsageError(f"{flag} {path}: not a readable .skops file ({first_line(exc)})") from exc
-
-
-def _unimportable(exc: BaseException) -> str:
-    """Which class the pickle names that cannot be imported here, and how to fix that."""
-    module, name = _missing_global(exc)
-    if module is None:
-        return f"cannot load it ({type(exc).__name__}: {first_line(exc)})"
-    top = module.split(".")[0]
-    what = f"class {name} from module {module!r}" if name else f"module {module!r}"
-    if module == "__main__":
-        return (
-            f"the model's class {name} was defined in the script that saved it "
-            "(__main__), so it cannot be loaded anywhere else: move it into a module "
-            f"(e.g. my_models.py), import {name} from there, save the model again, and "
-            "run tabmia with that module's folder on PYTHONPATH"
-        )
-    if isinstance(exc, ImportError):
-        return (
-            f"the model needs {what}, which is not importable here: install the package "
-            f"that provides it (pip install ...; for a module of your own, put the folder "
-            f"holding {top}.py or {top}/ on PYTHONPATH)"
-        )
-    return (
-        f"the model needs {what}, but that module has no {name!r} here (another "
-        f"version of {top}?): install the version the model was saved with"
-    )
-
-
-def _missing_global(exc: BaseException) -> tuple[str | None, str | None]:
-    """``(module, name)`` the unpickler was looking up when ``exc`` was raised."""
-    import re
-
-    tb = exc.__traceback__
-    while tb is not None:  # joblib unpickles in Python: find_class's frame has both
-        frame = tb.tb_frame
-        if frame.f_code.co_name == "find_class" and "module" in frame.f_locals:
-            return str(frame.f_locals["module"]), str(frame.f_locals.get("name") or "") or None
-        tb = tb.tb_next
-    found = re.search(r"attribute '([^']+)' on <module '([^']+)'", str(exc))
-    if found:
-        return found.group(2), found.group(1)
-    name = getattr(exc, "name", None)
-    return (str(name), None) if name else (None, None)
-
-
 # ----------------------------------------------------------------- outputs
 def check_out_folder(out: Path) -> None:
     """Refuse an ``--out`` that cannot be created or written, leaving nothing behind."""
@@ -524,8 +391,6 @@ def check_size(value: float | int, flag: str) -> None:
 def shared_records(X_train: Any, y_train: Any, X_pop: Any, y_pop: Any) -> tuple[int, int]:
     """``(training records found in the population, population records that repeat a
     training record)``."""
-    from tabmia._records import shared_mask
-
     in_pop = shared_mask(X_train, y_train, X_pop, y_pop)
     if not in_pop.any():
         return 0, 0

@@ -7,15 +7,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from tabmia.datasets import person_noun
+from tabmia.named import DEFAULT_Q, named_members
+
 __all__ = ["named_of", "named_table", "write_named"]
 
 
 def named_of(args: argparse.Namespace, result: Any, state: Any) -> Any:
     """The audit's named list at ``--fdr`` (withheld where ``state`` cannot tell), at the
     PPV prior of ``--gammas`` (the largest)."""
-    from tabmia.cli._persons import person_noun
-    from tabmia.named import DEFAULT_Q, named_members
-
     q = getattr(args, "fdr", None) or DEFAULT_Q
     gammas = getattr(args, "gammas", None)
     return named_members(

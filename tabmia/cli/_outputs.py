@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -18,8 +20,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import tabmia
 from tabmia._columns import slicing_name
+from tabmia.cli._named import named_table, write_named
+from tabmia.cli._structure import structure_section
 from tabmia.exceptions import FlagsNobodyWarning, RunNote
+from tabmia.persons import most_exposed, person_risk
+from tabmia.report import check_statements, plot_roc
+from tabmia.report.dp_claim import claim_answer
+from tabmia.report.html import write_html_report
+from tabmia.report.tables import text_table
+from tabmia.schema import write_results
+from tabmia.slices import SliceRiskDisplay
 
 __all__ = [
     "fpr_fallback_notes",
@@ -133,8 +145,6 @@ def terminal_summary(header: str, state: Any, verdict: list[str], table: Any) ->
     """What ``tabmia audit`` prints: the header, the verdict's state and sentences and a
     short table (:func:`tabmia.report.tables.summary_table`), each line at most
     :data:`TERMINAL_WIDTH` columns (an attack name longer than the room left excepted)."""
-    from tabmia.report.tables import text_table
-
     parts = [wrapped(header.strip()), "", wrapped(f"Verdict: {state.state}.")]
     parts += [wrapped(line, "- ") for line in verdict]
     parts += ["", text_table(table), "(full table: results.md and report.html)"]
@@ -198,24 +208,10 @@ def write_outputs(
 
     ``named`` (a :class:`tabmia.named.NamedResult`) goes into results.json (``named``),
     ``named.csv.gz`` and report.html, in place of the riskiest records."""
-    import datetime
-
-    import tabmia
-    from tabmia.cli._structure import structure_section
-    from tabmia.report import plot_roc
-    from tabmia.report.html import write_html_report
-    from tabmia.schema import write_results
-
     # the process's command line, with the entry point (console script or cli.py) as `tabmia`
     command = getattr(args, "command_line", None) or "tabmia " + shlex.join(sys.argv[1:])
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    if gate is not None:
-        md += "\n## Privacy gate\n\n" + "".join(f"- {line}\n" for line in gate.lines())
-    if slice_report is not None:
-        md += "\n## Slices\n\n" + "".join(f"- {line}\n" for line in slice_report.lines())
-    if structure is not None:
-        md += "\n## Structure\n\n" + "".join(f"- {line}\n" for line in structure.lines())
-    md += f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
+    md = _markdown(md, gate, slice_report, structure, command, date)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.out, prefix=".partial-") as tmp:
         tmp_path = Path(tmp)
@@ -239,8 +235,6 @@ def write_outputs(
             "metrics": json.loads(result.metrics.to_json(orient="records")),
         }
         if args.epsilon is not None:  # the DP claim's one answer, about records
-            from tabmia.report.dp_claim import claim_answer
-
             payload["claim"] = claim_answer(
                 result, args.epsilon, args.delta, records=records_result
             ).to_dict()
@@ -250,36 +244,14 @@ def write_outputs(
             payload["reconstruction"] = reconstruction.to_dict()
         payload["structure"] = None if structure is None else structure.to_dict()
         if named is not None:
-            from tabmia.cli._named import write_named
-
             payload["named"] = named.to_dict()
             write_named(named, tmp_path)
-        person_tables = None
-        if records_result is not None:
-            from tabmia.persons import most_exposed, person_risk
-
-            person_tables = (person_risk(result.scores), most_exposed(result.scores, n=args.top_k))
-            payload["unit"] = "person"
-            payload["record_metrics"] = json.loads(records_result.metrics.to_json(orient="records"))
-            payload["person_risk"] = json.loads(person_tables[0].to_json(orient="records"))
-            payload["most_exposed"] = json.loads(person_tables[1].to_json(orient="records"))
+        person_tables = _person_tables(args, result, records_result, payload)
         # with its evidence sections, as the published schema (tabmia.schema) says
         written = write_results(tmp_path / "results.json", payload)
         _check_own_statements(json.dumps(written, default=str))
         (tmp_path / "results.md").write_text(md)
-        # gzip's usual level 6: pandas' level 9 took twice its CPU time for a file 2%
-        # smaller (150,000 scores: 0.93 s against 0.45 s)
-        gzip6 = {"method": "gzip", "compresslevel": 6}
-        (records_result or result).scores.to_csv(
-            tmp_path / "scores.csv.gz", index=False, compression=gzip6
-        )
-        if records_result is not None:
-            result.scores.to_csv(tmp_path / "persons.csv.gz", index=False, compression=gzip6)
-        plot_roc(
-            result.scores,
-            tmp_path / "roc.png",
-            title="ROC (log-log)" + (f", seed 0 of {args.seeds}" if args.seeds > 1 else ""),
-        )
+        _write_scores(args, result, records_result, tmp_path)
         write_html_report(
             result,
             tmp_path / "report.html",
@@ -307,6 +279,52 @@ def write_outputs(
             shutil.move(str(f), args.out / f.name)
 
 
+def _markdown(
+    md: str, gate: Any, slice_report: Any, structure: Any, command: str, date: str
+) -> str:
+    """results.md: the verdict and table, then the gate, slices and structure sections
+    present, and the line of version, date and command."""
+    if gate is not None:
+        md += "\n## Privacy gate\n\n" + "".join(f"- {line}\n" for line in gate.lines())
+    if slice_report is not None:
+        md += "\n## Slices\n\n" + "".join(f"- {line}\n" for line in slice_report.lines())
+    if structure is not None:
+        md += "\n## Structure\n\n" + "".join(f"- {line}\n" for line in structure.lines())
+    return md + f"\ntabmia {tabmia.__version__}, {date}; command: `{command}`\n"
+
+
+def _person_tables(
+    args: argparse.Namespace, result: Any, records_result: Any, payload: dict[str, Any]
+) -> tuple[Any, Any] | None:
+    """With persons: their risk distribution and the most exposed (report.html's tables),
+    put into ``payload`` beside the record-level metrics; None for a record audit."""
+    if records_result is None:
+        return None
+    person_tables = (person_risk(result.scores), most_exposed(result.scores, n=args.top_k))
+    payload["unit"] = "person"
+    payload["record_metrics"] = json.loads(records_result.metrics.to_json(orient="records"))
+    payload["person_risk"] = json.loads(person_tables[0].to_json(orient="records"))
+    payload["most_exposed"] = json.loads(person_tables[1].to_json(orient="records"))
+    return person_tables
+
+
+def _write_scores(args: argparse.Namespace, result: Any, records_result: Any, folder: Path) -> None:
+    """scores.csv.gz (the records'), persons.csv.gz (with persons) and roc.png."""
+    # gzip's usual level 6: pandas' level 9 took twice its CPU time for a file 2%
+    # smaller (150,000 scores: 0.93 s against 0.45 s)
+    gzip6 = {"method": "gzip", "compresslevel": 6}
+    (records_result or result).scores.to_csv(
+        folder / "scores.csv.gz", index=False, compression=gzip6
+    )
+    if records_result is not None:
+        result.scores.to_csv(folder / "persons.csv.gz", index=False, compression=gzip6)
+    plot_roc(
+        result.scores,
+        folder / "roc.png",
+        title="ROC (log-log)" + (f", seed 0 of {args.seeds}" if args.seeds > 1 else ""),
+    )
+
+
 #: Set (to anything but "" or "0") by the test suite: ``tabmia audit`` then checks its own
 #: results.json with the sentence checker and fails loudly on a contradiction, a bug of
 #: tabmia that users never see raised.
@@ -317,12 +335,9 @@ def _check_own_statements(text: str) -> None:
     """Under :data:`CHECK_STATEMENTS_VARIABLE`: raise ``AssertionError`` where a statement
     of the results.json ``text`` contradicts its numbers
     (:func:`tabmia.report.check_statements`)."""
-    import os
 
     if os.environ.get(CHECK_STATEMENTS_VARIABLE, "") in ("", "0"):
         return
-    from tabmia.report import check_statements
-
     found = check_statements(json.loads(text))
     if found:
         raise AssertionError(
@@ -333,8 +348,6 @@ def _check_own_statements(text: str) -> None:
 def _named_section(named: Any, top_k: int, context: dict[str, Any]) -> tuple[Any, ...]:
     """What report.html shows of the named list: its sentences, one row per list and the
     headline list's first names."""
-    from tabmia.cli._named import named_table
-
     noun = context.get("persons") if named.unit == "person" else None
     return (named.lines(noun), *named_table(named, top_k))
 
@@ -344,8 +357,6 @@ def _slice_section(report: Any) -> tuple[list[str], Any, Any]:
     (rates with intervals and counts) and the figure of each attack's slices."""
     import matplotlib.pyplot as plt
     import pandas as pd
-
-    from tabmia.slices import SliceRiskDisplay
 
     table = report.table
     shown = pd.DataFrame(

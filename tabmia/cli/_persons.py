@@ -17,25 +17,17 @@ import pandas as pd
 
 from tabmia._columns import PERSON
 from tabmia.cli._inputs import UsageError
+from tabmia.exceptions import RunNote, UnresolvableFPRError
+from tabmia.persons import DEFAULT_RULE, person_result, public_persons_needed
 
 __all__ = [
-    "PERSON_NOUNS",
     "built_in_persons",
     "check_person_attacks",
     "check_public_persons",
     "keep_person_column",
     "person_columns",
-    "person_noun",
     "to_persons",
 ]
-
-#: What the verdict calls the persons of a built-in data set (default "persons").
-PERSON_NOUNS = {"diabetes130": "patients"}
-
-
-def person_noun(dataset: str | None) -> str:
-    """What the sentences call the persons of ``dataset`` ("persons" for a file)."""
-    return PERSON_NOUNS.get(dataset or "", "persons")
 
 
 def person_columns(
@@ -132,8 +124,6 @@ def keep_person_column(
         return frames
     import warnings
 
-    from tabmia.exceptions import RunNote
-
     warnings.warn(
         f"--group-column {column}: the model takes {column!r} as an input, so it stays "
         "among the model's inputs as well as naming each record's person (a model that "
@@ -163,8 +153,6 @@ def check_public_persons(attacks: dict[str, Any], n_public: int, noun: str) -> N
     An attack that holds calibration records out of its models calibrates on fewer
     persons still; the person-level result says so after the audit where that is short.
     """
-    from tabmia.persons import public_persons_needed
-
     promised = {
         name: float(attack.fpr)
         for name, attack in attacks.items()
@@ -202,9 +190,6 @@ def to_persons(args: argparse.Namespace, result: Any, context: dict[str, Any]) -
         # no person is a member or not as a whole: the record-level audit says cannot tell
         context["unit"] = "the record (persons shared between the files: see the finding)"
         return result
-    from tabmia.exceptions import UnresolvableFPRError
-    from tabmia.persons import DEFAULT_RULE, person_result
-
     rule = getattr(args, "person_rule", None) or DEFAULT_RULE
     try:
         persons = person_result(result, rule=rule, fprs=args.fprs, gammas=args.gammas)

@@ -13,6 +13,13 @@ from typing import Any
 import numpy as np
 
 from tabmia.cli._inputs import UsageError, first_line
+from tabmia.exceptions import RunNote
+from tabmia.reconstruction import (
+    may_be_reconstructible,
+    reconstruct_training_set,
+    unsupported_reason,
+)
+from tabmia.reconstruction._forest import split_model
 
 __all__ = ["reconstruction_step"]
 
@@ -22,13 +29,6 @@ def reconstruction_step(
 ) -> Any:
     """The :class:`~tabmia.reconstruction.ReconstructionResult` with ``--reconstruct``;
     else None, after the note where the model may give its training set back."""
-    from tabmia.exceptions import RunNote
-    from tabmia.reconstruction import (
-        may_be_reconstructible,
-        reconstruct_training_set,
-        unsupported_reason,
-    )
-
     if not getattr(args, "reconstruct", False):
         if may_be_reconstructible(model):
             warnings.warn(
@@ -69,8 +69,6 @@ def reconstruction_step(
 def _binary_columns(model: Any, X_population: Any) -> dict[int, list[int]]:
     """Columns (as the tree model sees them) whose --population values are all 0 or 1:
     the attacker's public records say these are binary."""
-    from tabmia.reconstruction._forest import split_model
-
     before, _ = split_model(model)
     try:
         seen = before.transform(X_population) if before is not None else X_population

@@ -9,19 +9,35 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from tabmia import backends
+from tabmia._attack_builder import build_attacks, unused_settings_note
+from tabmia._device import resolve_device_name
+from tabmia.attacks import membership_tags
+from tabmia.backends import has_device, set_device, set_threads
+from tabmia.claims import check_claimed_epsilon
 from tabmia.cli._checks import (
     check_attack_flags,
     check_mode,
 )
+from tabmia.cli._cluster import check_cluster_address, cluster_backend
 from tabmia.cli._inputs import (
     UsageError,
     check_count,
     check_out_folder,
     check_size,
-    load_model,
 )
 from tabmia.cli._mlflow import model_source
-from tabmia.recipes import AUDIT_ATTACKS, LABEL_AUDIT_ATTACKS
+from tabmia.cli._model_file import load_model
+from tabmia.exceptions import RunNote
+from tabmia.recipes import (
+    AUDIT_ATTACKS,
+    LABEL_AUDIT_ATTACKS,
+    MODEL_NAMES,
+    label_attack_names,
+    make_attack,
+    make_model,
+)
+from tabmia.target import n_rows
 
 # the rest are private helpers of tabmia.cli.audit, imported by name
 __all__ = ["DEFAULT_ATTACKS", "LABEL_ATTACKS", "SCORE_ATTACKS"]
@@ -29,9 +45,6 @@ __all__ = ["DEFAULT_ATTACKS", "LABEL_ATTACKS", "SCORE_ATTACKS"]
 
 def _attacks_without_models(names: tuple[str, ...]) -> tuple[str, ...]:
     """Those of the presets ``names`` that train no shadow / reference models."""
-    from tabmia.attacks import membership_tags
-    from tabmia.recipes import make_attack
-
     return tuple(n for n in names if not membership_tags(make_attack(n)).trains_models)
 
 
@@ -49,10 +62,6 @@ LABEL_ATTACKS = ",".join(LABEL_AUDIT_ATTACKS)
 
 # -------------------------------------------------------------------- inputs
 def _recipe(args: argparse.Namespace, X: Any) -> Any:
-    from tabmia.backends import set_device
-    from tabmia.recipes import MODEL_NAMES, make_model
-    from tabmia.target import n_rows
-
     if args.recipe is None:
         return None
     device = getattr(args, "device", "auto")  # tabmia dpaudit has no --device
@@ -82,17 +91,14 @@ def _resolve_device(args: argparse.Namespace) -> None:
     :class:`~tabmia.exceptions.RunNote`: one ``tabmia: note:`` line, kept in
     ``results.json``.
     """
-    from tabmia._device import resolve_device_name
-    from tabmia.backends import gpu_present
-    from tabmia.exceptions import RunNote
-
     requested = str(args.device)
     try:
         resolve_device_name(requested, n_gpus=lambda: 1, check_index=False)
     except ValueError as exc:
         raise UsageError(f"--device: {exc}") from exc
     args.device_given = requested != "auto"
-    if requested.startswith("cuda") and not gpu_present():
+    # backends.gpu_present is looked up when called: tests fake a GPU there
+    if requested.startswith("cuda") and not backends.gpu_present():
         warnings.warn(
             f"--device {requested}: no GPU is present (none seen by torch, CatBoost "
             "or nvidia-smi); training and scoring run on the CPU",
@@ -108,9 +114,6 @@ def _note_device_not_used(
     """A ``tabmia: note:`` when ``--device`` reaches nothing: neither the model (nor so its
     shadow / reference models: ``device_taken``) nor an attack. (An attack flag no attack
     takes is refused instead: :func:`tabmia.cli._checks.check_attack_flags`.)"""
-    from tabmia._attack_builder import unused_settings_note
-    from tabmia.exceptions import RunNote
-
     if not getattr(args, "device_given", False):
         return
     note = unused_settings_note(
@@ -133,9 +136,6 @@ def _make_attacks(
     plus LiRA and RMIA when shadow models can be trained (``can_train``). Attacks that need
     probabilities are refused for a ``label_only_target``. Runner settings that no attack
     takes (nor the model, for ``--device``: ``device_taken``) get one note."""
-    from tabmia._attack_builder import build_attacks
-    from tabmia.attacks import membership_tags
-
     chosen = args.attacks
     if chosen is None:
         chosen = default or (DEFAULT_ATTACKS if can_train else SCORE_ATTACKS)
@@ -183,8 +183,6 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.prior is not None and args.prior <= 0:
         raise UsageError("--prior must be > 0")
     if args.epsilon is not None:
-        from tabmia.claims import check_claimed_epsilon
-
         try:
             check_claimed_epsilon(args.epsilon, "--epsilon")
         except ValueError as exc:
@@ -232,8 +230,6 @@ def _check_args(args: argparse.Namespace) -> None:
                 "both --train-pred and --population-pred (predicted labels)"
             )
     check_mode(args)
-    from tabmia.cli._cluster import check_cluster_address
-
     check_cluster_address(getattr(args, "cluster", None))
 
 
@@ -244,8 +240,6 @@ def _join_cluster(args: argparse.Namespace, stack: contextlib.ExitStack | None) 
     comes after the attacks are known: ``--cluster`` with attacks that train no models
     is refused (:func:`tabmia.cli._checks.check_attack_flags`) without a connection.
     """
-    from tabmia.cli._cluster import cluster_backend
-
     if getattr(args, "cluster", None) is not None and stack is not None:
         stack.enter_context(cluster_backend(args.cluster))
 
@@ -265,16 +259,12 @@ def _set_threads(estimator: Any, threads: int | None) -> Any:
     """The thread parameter of every model in ``estimator`` (nested too) set to
     ``--threads`` (CatBoost's ``thread_count``, XGBoost's / LightGBM's / a forest's
     ``n_jobs``: :mod:`tabmia.backends`)."""
-    from tabmia.backends import set_threads
-
     set_threads(estimator, threads)
     return estimator
 
 
 def _takes_device(model: Any) -> bool:
     """Whether ``model`` has a part that runs on a device (torch, CatBoost, XGBoost)."""
-    from tabmia.backends import has_device
-
     if model is None:
         return False
     # a torch module as target is queried on the device
@@ -293,9 +283,6 @@ def _cache_context(args: argparse.Namespace, result: Any) -> dict[str, Any]:
 
 def _check_label_only(args: argparse.Namespace, attacks: dict[str, Any], target: Any) -> None:
     """Refuse attacks that need probabilities on a label-only model, naming those that work."""
-    from tabmia.attacks import membership_tags
-    from tabmia.recipes import label_attack_names
-
     needs = [n for n, a in attacks.items() if not membership_tags(a).works_with("labels")]
     if not needs:
         return

@@ -3,7 +3,7 @@
 ``--slice-by sex,race,age*sex`` names slicings: each column on its own, ``*`` joins
 columns into their intersection (combinations below the minimum support merged into
 "other", said). A built-in data set that has known sensitive columns is sliced by them
-by default (:data:`DEFAULT_SLICES`); ``--slice-by none`` turns that off. Slice columns stay
+by default (:func:`tabmia.datasets.default_slicings`); ``--slice-by none`` turns that off. Slice columns stay
 model inputs where they are (unlike a person column): they only label the records.
 """
 
@@ -18,25 +18,21 @@ import pandas as pd
 
 from tabmia._columns import slice_columns
 from tabmia.cli._inputs import UsageError
+from tabmia.datasets import DEFAULT_SLICINGS, default_slicings
+from tabmia.exceptions import RunNote
+from tabmia.slices import slice_labels, slice_report
 
 __all__ = ["DEFAULT_SLICES", "slice_specs", "slice_frame_of", "slices_report"]
 
-#: Slicings of the built-in credit and health data sets (issue 40): who a regulator asks
-#: about. Adult: sex, race; COMPAS: race, sex; diabetes130: race, age; German credit: age,
-#: personal status and sex (one column there).
-DEFAULT_SLICES: dict[str, tuple[str, ...]] = {
-    "adult": ("sex", "race"),
-    "compas": ("race", "sex"),
-    "diabetes130": ("race", "age"),
-    "german_credit": ("age", "personal_status"),
-}
+#: The built-in data sets' default slicings, kept by the data set registry.
+DEFAULT_SLICES = DEFAULT_SLICINGS
 
 
 def slice_specs(args: argparse.Namespace, dataset: str | None = None) -> list[tuple[str, ...]]:
     """The slicings asked for: ``--slice-by``, else the data set's defaults, else none."""
     text = getattr(args, "slice_by", None)
     if text is None:
-        return [(c,) for c in DEFAULT_SLICES.get(dataset or "", ())]
+        return [(c,) for c in default_slicings(dataset)]
     if text.strip().lower() == "none":
         return []
     specs = [tuple(c.strip() for c in part.split("*")) for part in text.split(",")]
@@ -63,9 +59,6 @@ def slice_frame_of(
     each candidate's label too), said as a note."""
     if not specs:
         return None
-    from tabmia.exceptions import RunNote
-    from tabmia.slices import slice_labels
-
     if not isinstance(X, pd.DataFrame):
         raise UsageError(f"--slice-by needs named columns; {what} has none")
     named = {c for spec in specs for c in spec}
@@ -114,8 +107,6 @@ def slices_report(args: argparse.Namespace, result: Any) -> Any:
     """The slice report of ``result`` (its ``slice:`` columns), or None without them."""
     if not slice_columns(result.scores):
         return None
-    from tabmia.slices import slice_report
-
     try:
         return slice_report(result, random_state=args.random_state)
     except ValueError as exc:

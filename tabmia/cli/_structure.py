@@ -5,9 +5,13 @@ Structure section."""
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
+from tabmia.attacks import membership_tags
 from tabmia.cli._inputs import UsageError
+from tabmia.exceptions import RunNote
+from tabmia.structure import is_tree_model, structural_findings
 
 __all__ = ["check_white_box", "structure_findings", "structure_section"]
 
@@ -20,9 +24,6 @@ def _structure_limits(args: argparse.Namespace) -> list[str]:
 
 def check_white_box(args: argparse.Namespace, attacks: dict[str, Any], model: Any) -> None:
     """Refuse white-box attacks and structural limits without a tree model's file."""
-    from tabmia.attacks import membership_tags
-    from tabmia.structure import is_tree_model
-
     white = [n for n, a in attacks.items() if membership_tags(a).white_box]
     limits = _structure_limits(args)
     if not white and not limits:
@@ -46,18 +47,12 @@ def check_white_box(args: argparse.Namespace, attacks: dict[str, Any], model: An
 def structure_findings(model: Any, X: Any, y: Any) -> Any:
     """The structural findings of a tree model on its training records; None for any
     other model."""
-    from tabmia.structure import is_tree_model, structural_findings
-
     if model is None or not is_tree_model(model):
         return None
     try:
         return structural_findings(model, X, y)
     except ValueError as exc:  # a tree whose splits tabmia does not read (categorical)
         # the findings come unasked: the audit goes on without them, and says so
-        import warnings
-
-        from tabmia.exceptions import RunNote
-
         warnings.warn(
             f"no Structure section: cannot read the model's leaves ({exc})",
             RunNote,

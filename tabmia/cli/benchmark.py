@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tabmia.benchmark import DEFAULT_ATTACKS, QUICK_MAX_RECORDS, run_benchmark
 from tabmia.cli._args import (
     add_command,
     add_fpr_arguments,
@@ -25,15 +26,15 @@ from tabmia.cli._args import (
     add_split_arguments,
     names,
 )
+from tabmia.cli._inputs import missing_data_line
+from tabmia.datasets import DataNotFoundError
+from tabmia.recipes import ATTACK_PRESETS, MODEL_NAMES
 
 __all__ = ["add_benchmark_parser", "run_benchmark_command"]
 
 
 def add_benchmark_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``benchmark`` on the ``tabmia`` subparsers."""
-    from tabmia.benchmark import DEFAULT_ATTACKS, QUICK_MAX_RECORDS
-    from tabmia.recipes import ATTACK_PRESETS, MODEL_NAMES
-
     p = add_command(
         sub,
         "benchmark",
@@ -99,10 +100,6 @@ def add_benchmark_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run_benchmark_command(args: argparse.Namespace, usage_error: type[Exception]) -> int:
     """Run ``tabmia benchmark`` with parsed arguments; returns the exit status."""
-    from tabmia.benchmark import run_benchmark
-    from tabmia.cli._inputs import missing_data_line
-    from tabmia.datasets import DataNotFoundError
-
     if not args.datasets:
         raise usage_error("--datasets is required (on the command line or in --config)")
     if args.n_jobs is not None and args.n_jobs == 0:

@@ -20,6 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tabmia import __version__
+from tabmia.claims import check_claimed_epsilon
 from tabmia.cli._args import add_command, fraction_or_count
 from tabmia.cli._inputs import (
     UsageError,
@@ -28,13 +30,16 @@ from tabmia.cli._inputs import (
     first_line,
     read_data_flag,
 )
+from tabmia.cli._setup import _recipe
+from tabmia.dp import CANARY_KINDS, GUESS_STRATEGIES, OneRunAudit
+from tabmia.recipes import MODEL_NAMES
+from tabmia.scores import SCORE_NAMES
+from tabmia.target import n_rows, take_rows
 
 __all__ = ["add_dpaudit_parser", "run_dpaudit_command"]
 
 
 def _guesses(text: str) -> str | tuple[int, int]:
-    from tabmia.dp import GUESS_STRATEGIES
-
     if text in GUESS_STRATEGIES:
         return text
     parts = text.split(",")
@@ -51,10 +56,6 @@ def _guesses(text: str) -> str | tuple[int, int]:
 
 def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``dpaudit`` on the ``tabmia`` subparsers."""
-    from tabmia.dp import CANARY_KINDS
-    from tabmia.recipes import MODEL_NAMES
-    from tabmia.scores import SCORE_NAMES
-
     p = add_command(
         sub,
         "dpaudit",
@@ -128,8 +129,6 @@ def add_dpaudit_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from tabmia.claims import check_claimed_epsilon
-
     if not 0.0 < args.confidence < 1.0:
         raise UsageError(f"--confidence must be in (0, 1), got {args.confidence:g}")
     if not 0.0 <= args.delta < 1.0:
@@ -152,8 +151,6 @@ def _check(args: argparse.Namespace) -> None:
 
 def _load_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
     import numpy as np
-
-    from tabmia.target import n_rows, take_rows
 
     X, y, _ = read_data_flag(args)
     if args.max_records is not None and n_rows(X) > args.max_records:
@@ -234,11 +231,6 @@ def _write(out: Path, payload: dict[str, Any], md: str) -> None:
 
 def run_dpaudit_command(args: argparse.Namespace) -> int:
     """Run ``tabmia dpaudit`` with parsed arguments; returns the exit status."""
-    from tabmia import __version__
-    from tabmia.cli.audit import _recipe
-    from tabmia.dp import OneRunAudit
-    from tabmia.target import n_rows
-
     _check(args)
     X, y, data = _load_data(args)
     recipe = _recipe(args, X)

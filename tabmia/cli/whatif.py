@@ -26,6 +26,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tabmia import whatif as w
+from tabmia._attack_builder import _value, build_attacks
+from tabmia._groups import person_codes
 from tabmia.cli._args import add_command, names
 from tabmia.cli._inputs import (
     UsageError,
@@ -34,15 +37,20 @@ from tabmia.cli._inputs import (
     first_line,
     read_data_flag,
 )
+from tabmia.cli._setup import _recipe
+from tabmia.experiment import subsample, subsample_persons
+from tabmia.gate import parse_limits
+from tabmia.recipes import MODEL_NAMES
+from tabmia.structure import NotATreeModelError
+from tabmia.target import take_rows
+from tabmia.whatif import PRESETS, UTILITY_METRICS, resolve_variants, whatif
+from tabmia.whatif._dp import dp_unavailable
 
 __all__ = ["add_whatif_parser", "parse_variant", "run_whatif_command"]
 
 
 def add_whatif_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``whatif`` on the ``tabmia`` subparsers."""
-    from tabmia.recipes import MODEL_NAMES
-    from tabmia.whatif import PRESETS, UTILITY_METRICS
-
     p = add_command(
         sub,
         "whatif",
@@ -118,12 +126,6 @@ def add_whatif_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _value(text: str) -> Any:
-    from tabmia._attack_builder import _value as value
-
-    return value(text)
-
-
 def parse_variant(text: str) -> list[Any]:
     """The variants of one ``--variant`` spec.
 
@@ -136,8 +138,6 @@ def parse_variant(text: str) -> list[Any]:
     -------
     list of Variant
     """
-    from tabmia import whatif as w
-
     kind, *parts = [s.strip() for s in text.split(":")]
     try:
         if kind == "cap":
@@ -184,8 +184,6 @@ def _pairs(parts: list[str]) -> dict[str, str]:
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any, str]:
     import numpy as np
 
-    from tabmia.experiment import subsample, subsample_persons
-
     X, y, bunch = read_data_flag(args)
     groups = None if bunch is None or args.no_groups else bunch.get("groups")
     y = np.asarray(y)
@@ -201,8 +199,6 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any, str]:
 def _split(n: int, share: float, seed: int, groups: Any) -> tuple[Any, Any]:
     """Sorted (training rows, population rows), persons kept whole."""
     import numpy as np
-
-    from tabmia._groups import person_codes
 
     codes = person_codes(groups) if groups is not None else np.arange(n)
     n_units = int(codes.max()) + 1
@@ -224,10 +220,6 @@ def run_whatif_command(args: argparse.Namespace) -> int:
     """Run ``tabmia whatif`` with parsed arguments; returns the exit status."""
     import numpy as np
 
-    from tabmia._attack_builder import build_attacks
-    from tabmia.cli._setup import _recipe
-    from tabmia.gate import parse_limits
-
     # --- every check before anything is trained ---------------------------------------
     if not 0.0 < args.train_size < 1.0:
         raise UsageError(f"--train-size must be in (0, 1), got {args.train_size:g}")
@@ -241,8 +233,6 @@ def run_whatif_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--limit {args.limit}: {first_line(exc)}") from exc
     check_out_folder(args.out)
     if args.variants is None:  # the DP preset where its library imports
-        from tabmia.whatif._dp import dp_unavailable
-
         args.variants = ("regularise", "harden") + (
             ("dp",) if dp_unavailable("logistic_regression") is None else ()
         )
@@ -257,8 +247,6 @@ def run_whatif_command(args: argparse.Namespace) -> int:
     recipe = _recipe(args, X)
     train, pop = _split(len(y), args.train_size, args.seed, groups)
     g = (None, None) if groups is None else (np.asarray(groups)[train], np.asarray(groups)[pop])
-    from tabmia.whatif import resolve_variants
-
     try:  # the variants checked against the recipe: before anything is trained
         resolve_variants(
             specs or "original",
@@ -269,8 +257,6 @@ def run_whatif_command(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise UsageError(first_line(exc)) from exc
-    from tabmia.structure import NotATreeModelError
-
     try:
         result = _run_whatif(args, recipe, X, y, train, pop, attacks, specs, g)
     except NotATreeModelError as exc:  # a white-box attack on a variant without trees
@@ -314,9 +300,6 @@ def _run_whatif(
     args: Any, recipe: Any, X: Any, y: Any, train: Any, pop: Any, attacks: Any, specs: Any, g: Any
 ) -> Any:
     """The variants' audits (:func:`tabmia.whatif.whatif`) with the command's settings."""
-    from tabmia.target import take_rows
-    from tabmia.whatif import whatif
-
     return whatif(
         recipe,
         take_rows(X, train),

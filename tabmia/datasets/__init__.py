@@ -14,7 +14,16 @@ access.  openml and folktables are imported only when needed.
 from tabmia.exceptions import DataNotFoundError
 
 from ._home import get_cache_home, get_data_home
-from ._registry import DATASETS, available_datasets, load_dataset, resolve_dataset_name
+from ._registry import (
+    DATASETS,
+    DEFAULT_SLICINGS,
+    PERSON_NOUNS,
+    available_datasets,
+    default_slicings,
+    load_dataset,
+    person_noun,
+    resolve_dataset_name,
+)
 from .acs import fetch_acs
 from .classic import (
     load_adult,
@@ -36,9 +45,13 @@ from .texas import fetch_texas100
 
 __all__ = [
     "DATASETS",
+    "DEFAULT_SLICINGS",
+    "PERSON_NOUNS",
     "SUITE_TASKS",
     "DataNotFoundError",
     "available_datasets",
+    "default_slicings",
+    "person_noun",
     "fetch_acs",
     "fetch_openml_task",
     "fetch_purchase100",

@@ -20,6 +20,25 @@ from sklearn.utils import Bunch
 
 from tabmia.exceptions import DataNotFoundError
 
+from ._classic_columns import (
+    ADULT_CATEGORICAL,
+    ADULT_COLUMNS,
+    AUSTRALIAN_CATEGORICAL,
+    AUSTRALIAN_COLUMNS,
+    BANK_CATEGORICAL,
+    CLEVELAND_CATEGORICAL,
+    CLEVELAND_COLUMNS,
+    COMPAS_CATEGORICAL,
+    COMPAS_FEATURES,
+    GERMAN_CATEGORICAL,
+    GERMAN_COLUMNS,
+    HEPATITIS_CATEGORICAL,
+    HEPATITIS_COLUMNS,
+    PIMA_COLUMNS,
+    STATLOG_CATEGORICAL,
+    STATLOG_COLUMNS,
+    TAIWAN_CATEGORICAL,
+)
 from ._common import encode_labels, make_bunch, to_categorical
 from ._home import (
     download_or_raise,
@@ -33,15 +52,6 @@ from ._home import (
 PathLike = str | os.PathLike
 Result: TypeAlias = Bunch | tuple[pd.DataFrame, pd.Series]
 
-# --------------------------------------------------------------------------- column tables
-
-ADULT_COLUMNS = (
-    "age workclass fnlwgt education education-num marital-status occupation relationship "
-    "race sex capital-gain capital-loss hours-per-week native-country income"
-).split()
-ADULT_CATEGORICAL = (
-    "workclass education marital-status occupation relationship race sex native-country"
-).split()
 _ADULT_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/"
 # SHA-256 of the original UCI files (decompressed adult.data.gz / adult.test.gz of the
 # shared data; md5 5d7c39d7... / 35238206... as published for the UCI files).
@@ -49,46 +59,6 @@ _ADULT_SHA256 = {
     "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
     "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
 }
-GERMAN_COLUMNS = (
-    "checking_status duration credit_history purpose credit_amount savings_status employment "
-    "installment_commitment personal_status other_parties residence_since property_magnitude "
-    "age other_payment_plans housing existing_credits job num_dependents own_telephone "
-    "foreign_worker class"
-).split()
-GERMAN_CATEGORICAL = (
-    "checking_status credit_history purpose savings_status employment personal_status "
-    "other_parties property_magnitude other_payment_plans housing job own_telephone "
-    "foreign_worker"
-).split()
-HEPATITIS_COLUMNS = (
-    "AGE SEX STEROID ANTIVIRALS FATIGUE MALAISE ANOREXIA LIVER_BIG LIVER_FIRM SPLEEN_PALPABLE "
-    "SPIDERS ASCITES VARICES BILIRUBIN ALK_PHOSPHATE SGOT ALBUMIN PROTIME HISTOLOGY"
-).split()
-HEPATITIS_CATEGORICAL = (
-    "SEX STEROID ANTIVIRALS FATIGUE MALAISE ANOREXIA LIVER_BIG LIVER_FIRM SPLEEN_PALPABLE "
-    "SPIDERS ASCITES VARICES HISTOLOGY"
-).split()
-TAIWAN_CATEGORICAL = ["SEX", "EDUCATION", "MARRIAGE"]
-CLEVELAND_COLUMNS = (
-    "age sex cp trestbps chol fbs restecg thalach exang oldpeak slope ca thal num"
-).split()
-CLEVELAND_CATEGORICAL = ["sex", "cp", "fbs", "restecg", "exang", "slope", "thal"]
-STATLOG_COLUMNS = (
-    "age sex chest_pain resting_bp chol fbs restecg max_hr exang oldpeak slope ca thal class"
-).split()
-STATLOG_CATEGORICAL = ["sex", "chest_pain", "fbs", "restecg", "exang", "slope", "thal"]
-BANK_CATEGORICAL = ("job marital education default housing loan contact month poutcome").split()
-COMPAS_FEATURES = (
-    "sex age age_cat race juv_fel_count juv_misd_count juv_other_count priors_count c_charge_degree"
-).split()
-COMPAS_CATEGORICAL = ["sex", "age_cat", "race", "c_charge_degree"]
-PIMA_COLUMNS = (
-    "Pregnancies Glucose BloodPressure SkinThickness Insulin BMI DiabetesPedigreeFunction "
-    "Age Outcome"
-).split()
-AUSTRALIAN_COLUMNS = [f"A{i}" for i in range(1, 15)] + ["class"]
-AUSTRALIAN_CATEGORICAL = ["A1", "A4", "A5", "A6", "A8", "A9", "A11", "A12"]
-
 
 # --------------------------------------------------------------------------- shared steps
 

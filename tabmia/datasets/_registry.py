@@ -13,7 +13,16 @@ from .openml import fetch_openml_task
 from .purchase import fetch_purchase100
 from .texas import fetch_texas100
 
-__all__ = ["DATASETS", "available_datasets", "load_dataset", "resolve_dataset_name"]
+__all__ = [
+    "DATASETS",
+    "DEFAULT_SLICINGS",
+    "PERSON_NOUNS",
+    "available_datasets",
+    "default_slicings",
+    "load_dataset",
+    "person_noun",
+    "resolve_dataset_name",
+]
 
 DATASETS: dict[str, Callable[..., Any]] = {
     "breast_cancer": classic.load_breast_cancer,
@@ -32,6 +41,20 @@ DATASETS: dict[str, Callable[..., Any]] = {
     "purchase100": fetch_purchase100,
     "texas100": fetch_texas100,
 }
+
+#: Slicings an audit of a built-in credit or health data set compares by default (issue
+#: 40): who a regulator asks about. Adult: sex, race; COMPAS: race, sex; diabetes130:
+#: race, age; German credit: age, personal status and sex (one column there).
+DEFAULT_SLICINGS: dict[str, tuple[str, ...]] = {
+    "adult": ("sex", "race"),
+    "compas": ("race", "sex"),
+    "diabetes130": ("race", "age"),
+    "german_credit": ("age", "personal_status"),
+}
+
+#: What an audit calls the persons of a built-in data set that carries them (its
+#: ``groups``); any other data set's are "persons".
+PERSON_NOUNS: dict[str, str] = {"diabetes130": "patients"}
 
 _PATTERNS = [
     "openml:<task_id>",
@@ -53,6 +76,40 @@ del _task
 def available_datasets() -> list[str]:
     """Names accepted by :func:`load_dataset` (fixed names, then the patterns)."""
     return list(DATASETS) + _PATTERNS
+
+
+def default_slicings(name: str | None) -> tuple[str, ...]:
+    """The columns an audit of data set ``name`` slices by unless told otherwise.
+
+    Parameters
+    ----------
+    name : str or None
+        A data set name as :func:`load_dataset` takes it; None (records of one's own)
+        has no default.
+
+    Returns
+    -------
+    tuple of str
+        One column per slicing (:data:`DEFAULT_SLICINGS`); empty for data sets without
+        known sensitive columns.
+    """
+    return DEFAULT_SLICINGS.get(name or "", ())
+
+
+def person_noun(name: str | None) -> str:
+    """What the persons of data set ``name`` are called ("patients" for diabetes130).
+
+    Parameters
+    ----------
+    name : str or None
+        A data set name as :func:`load_dataset` takes it.
+
+    Returns
+    -------
+    str
+        The plural noun (:data:`PERSON_NOUNS`), "persons" by default.
+    """
+    return PERSON_NOUNS.get(name or "", "persons")
 
 
 def _unknown(name: str, why: str = "") -> ValueError:

@@ -200,35 +200,11 @@ def audit_canary_scores(
     m_all = scores.size
     audited = np.arange(m_all)
     n_holdout = 0
-    if isinstance(guesses, str):
-        if guesses not in GUESS_STRATEGIES:
-            raise ValueError(
-                f"guesses must be one of {GUESS_STRATEGIES} or (k_plus, k_minus), got {guesses!r}"
-            )
-        strategy = guesses
-    else:
-        try:
-            rule = (int(guesses[0]), int(guesses[1]))
-        except (TypeError, ValueError, IndexError) as exc:
-            raise ValueError(
-                f"guesses must be one of {GUESS_STRATEGIES} or (k_plus, k_minus), got {guesses!r}"
-            ) from exc
-        strategy = "given"
+    strategy, rule = _strategy(guesses)
     if strategy == "holdout":
-        if not 0.0 < holdout_share < 1.0:
-            raise ValueError(f"holdout_share must be in (0, 1), got {holdout_share}")
-        perm = rng.permutation(m_all)
-        n_holdout = int(round(holdout_share * m_all))
-        if not 1 <= n_holdout < m_all:
-            raise ValueError(f"{m_all} canaries are too few to hold out {holdout_share:g}")
-        held, audited = np.sort(perm[:n_holdout]), np.sort(perm[n_holdout:])
-        grid = guess_rules(held.size)
-        g_h, c_h = count_guesses(rank_canaries(scores[held], rng), included[held], grid)
-        i_eps, _, i_mu, _ = _bounds(g_h, c_h, held.size, delta, confidence)
-        m = audited.size
-        rules = [_scaled(grid[i_eps], held.size, m), _scaled(grid[i_mu], held.size, m)]
-        n_tests = 1
-    elif strategy == "given":
+        audited, rules = _holdout_rules(scores, included, rng, holdout_share, delta, confidence)
+        n_holdout, n_tests = m_all - audited.size, 1
+    elif rule is not None:  # the strategy "given"
         rules, n_tests = [rule], 1
     else:
         rules = guess_rules(m_all)
@@ -284,6 +260,47 @@ def audit_canary_scores(
         guessed=guessed,
         context=dict(context or {}),
     )
+
+
+def _strategy(guesses: str | tuple[int, int]) -> tuple[str, tuple[int, int] | None]:
+    """The strategy's name ("given" for a rule), and the rule given (else None)."""
+    if isinstance(guesses, str):
+        if guesses not in GUESS_STRATEGIES:
+            raise ValueError(
+                f"guesses must be one of {GUESS_STRATEGIES} or (k_plus, k_minus), got {guesses!r}"
+            )
+        return guesses, None
+    try:
+        return "given", (int(guesses[0]), int(guesses[1]))
+    except (TypeError, ValueError, IndexError) as exc:
+        raise ValueError(
+            f"guesses must be one of {GUESS_STRATEGIES} or (k_plus, k_minus), got {guesses!r}"
+        ) from exc
+
+
+def _holdout_rules(
+    scores: np.ndarray,
+    included: np.ndarray,
+    rng: np.random.RandomState,
+    holdout_share: float,
+    delta: float,
+    confidence: float,
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The canaries audited (those not held out) and the two rules the held-out ones
+    choose (the epsilon bound's, the mu bound's), scaled to the audited count."""
+    if not 0.0 < holdout_share < 1.0:
+        raise ValueError(f"holdout_share must be in (0, 1), got {holdout_share}")
+    m_all = scores.size
+    perm = rng.permutation(m_all)
+    n_holdout = int(round(holdout_share * m_all))
+    if not 1 <= n_holdout < m_all:
+        raise ValueError(f"{m_all} canaries are too few to hold out {holdout_share:g}")
+    held, audited = np.sort(perm[:n_holdout]), np.sort(perm[n_holdout:])
+    grid = guess_rules(held.size)
+    g_h, c_h = count_guesses(rank_canaries(scores[held], rng), included[held], grid)
+    i_eps, _, i_mu, _ = _bounds(g_h, c_h, held.size, delta, confidence)
+    m = audited.size
+    return audited, [_scaled(grid[i_eps], held.size, m), _scaled(grid[i_mu], held.size, m)]
 
 
 def _scaled(rule: tuple[int, int], m_from: int, m_to: int) -> tuple[int, int]:

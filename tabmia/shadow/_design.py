@@ -18,7 +18,9 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from tabmia._array import ravel_column
 from tabmia.shadow.pool import record_keys
+from tabmia.target import n_rows
 
 __all__ = ["draw_in_masks", "draw_record_in_masks", "record_groups"]
 
@@ -207,3 +209,22 @@ def draw_record_in_masks(
         order = np.argsort(draws[lo : lo + block], axis=0)
         masks[lo : lo + block] = order < n_in
     return masks[:n_models]
+
+
+def _check_pool(X: Any, y: Any) -> tuple[int, np.ndarray]:
+    """The pool's size and its labels as one array, refused when they cannot train."""
+    n = n_rows(X)
+    y_arr = ravel_column(y)
+    if y_arr.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y_arr.shape}")
+    if y_arr.shape[0] != n:
+        raise ValueError(f"X has {n} records but y has {y_arr.shape[0]} labels")
+    if n < 2:
+        raise ValueError(f"X has {n} records; a shadow population needs a pool")
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[1] == 0:  # sklearn's wording
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape=({n}, 0)) while a minimum "
+            "of 1 is required by ShadowPopulation."
+        )
+    return n, y_arr

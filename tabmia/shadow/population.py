@@ -20,13 +20,16 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from tabmia._array import ravel_column
+from tabmia._device import resolve_device
 from tabmia._estimators import clone_recipe, clone_unfitted
+from tabmia._groups import check_groups, joint_codes, person_codes
 from tabmia._memory import resolve_max_memory
 from tabmia.backends import set_device
 from tabmia.scores import SCORE_NAMES
 from tabmia.shadow._cache import _FORMAT, _Cache, _describe, _fingerprint
 from tabmia.shadow._design import (
     _base_entropy,
+    _check_pool,
     _draw_masks,
     _mask_hash,
     _model_seeds,
@@ -285,73 +288,15 @@ class ShadowPopulation(BaseEstimator):
         if self.estimator is None:
             raise ValueError("estimator is None: pass an unfitted shadow model recipe")
         self._validate_params()
-        n = n_rows(X)
-        y_arr = ravel_column(y)
-        if y_arr.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y_arr.shape}")
-        if y_arr.shape[0] != n:
-            raise ValueError(f"X has {n} records but y has {y_arr.shape[0]} labels")
-        if n < 2:
-            raise ValueError(f"X has {n} records; a shadow population needs a pool")
-        shape = getattr(X, "shape", None)
-        if shape is not None and len(shape) == 2 and shape[1] == 0:  # sklearn's wording
-            raise ValueError(
-                f"Found array with 0 feature(s) (shape=({n}, 0)) while a minimum "
-                "of 1 is required by ShadowPopulation."
-            )
+        n, y_arr = _check_pool(X, y)
         classes = np.unique(y_arr) if self.classes is None else np.asarray(self.classes)
         y_idx = encode_labels(y_arr, classes, name="y")
-        target = self.target.model if isinstance(self.target, TargetModel) else self.target
-        recipe = clone_recipe(self.estimator, name="shadow_estimator", target=target)
-        wrapper = _output_wrapper(recipe)
-        if wrapper is not None:
-            recipe = clone_recipe(wrapper.estimator, name="shadow_estimator", target=target)
+        recipe, wrapper, mlp = self._recipe(n)
         # a wrapper's shadows are re-scored from the inner models: they are needed
         keep = bool(self.keep_models) or wrapper is not None
-        if str(self.device) != "auto":
-            set_device(recipe, self.device, n_rows=int(round(n * self.pkeep)))
-        mlp = _batched_mlp(recipe)
-        is_mlp = mlp is not None
-        if not is_mlp and not hasattr(recipe, "predict_proba") and not hasattr(recipe, "predict"):
-            raise ValueError(
-                f"estimator {type(recipe).__name__} has neither predict_proba nor predict; "
-                "shadow models must output class probabilities (or, for label-only "
-                "attacks, labels)"
-            )
         _pkeep_block(self.pkeep)
         K = int(self.n_models)
-
-        cache = _Cache(self.cache_dir) if self.cache_dir is not None else None
-        cached_manifest = cache.read_manifest() if cache is not None else None
-        if cached_manifest is not None and self.random_state is None:
-            entropy = int(cached_manifest["seed_entropy"])
-        else:
-            entropy = _base_entropy(self.random_state)
-        seeds = _model_seeds(entropy, K)
-        codes = record_groups(X, y_idx)
-        if groups is not None:
-            from tabmia._groups import check_groups, joint_codes, person_codes
-
-            # a cached model whose mask differs (another grouping) fails its mask hash
-            codes = joint_codes(person_codes(check_groups(groups, n)), codes)
-        masks = _draw_masks(entropy, K, n, self.pkeep, groups=codes)
-        hashes = [_mask_hash(m) for m in masks]
-        if cache is not None:
-            manifest = {
-                "format": _FORMAT,
-                "n_records": n,
-                "data_sha256": _fingerprint(X, y_arr),
-                "estimator": _describe(recipe),
-                "statistic": self.statistic,
-                "pkeep": float(self.pkeep),
-                "classes": [str(c) for c in classes],
-                "seed_entropy": str(entropy),
-            }
-            if cached_manifest is None:
-                cache.write_manifest(manifest)
-            else:
-                cache.check(cached_manifest, manifest, adopt_seed=self.random_state is None)
-
+        cache, seeds, masks, hashes = self._draw(X, y_arr, y_idx, classes, recipe, groups)
         statistics = np.empty((K, n), dtype=np.float32)
         models: list[Any] = [None] * K
         done = np.zeros(K, dtype=bool)
@@ -364,9 +309,7 @@ class ShadowPopulation(BaseEstimator):
         todo = np.flatnonzero(~done)
 
         self.device_ = None
-        if is_mlp:
-            from tabmia._device import resolve_device
-
+        if mlp is not None:
             self.device_ = resolve_device(mlp.device)
             plan, tasks = self._mlp_tasks(recipe, mlp, todo, seeds, masks, X, y_idx, classes, keep)
         else:
@@ -421,6 +364,67 @@ class ShadowPopulation(BaseEstimator):
         self.n_records_ = n
         self.n_trained_ = int(todo.size)
         return self
+
+    def _recipe(self, n: int) -> tuple[Any, Any, Any]:
+        """The shadow recipe (the inner one of an output wrapper), the wrapper (or None)
+        and the batched MLP the recipe is or ends in (or None)."""
+        target = self.target.model if isinstance(self.target, TargetModel) else self.target
+        recipe = clone_recipe(self.estimator, name="shadow_estimator", target=target)
+        wrapper = _output_wrapper(recipe)
+        if wrapper is not None:
+            recipe = clone_recipe(wrapper.estimator, name="shadow_estimator", target=target)
+        if str(self.device) != "auto":
+            set_device(recipe, self.device, n_rows=int(round(n * self.pkeep)))
+        mlp = _batched_mlp(recipe)
+        if mlp is None and not hasattr(recipe, "predict_proba") and not hasattr(recipe, "predict"):
+            raise ValueError(
+                f"estimator {type(recipe).__name__} has neither predict_proba nor predict; "
+                "shadow models must output class probabilities (or, for label-only "
+                "attacks, labels)"
+            )
+        return recipe, wrapper, mlp
+
+    def _draw(
+        self,
+        X: Any,
+        y_arr: np.ndarray,
+        y_idx: np.ndarray,
+        classes: np.ndarray,
+        recipe: Any,
+        groups: Any,
+    ) -> tuple[_Cache | None, np.ndarray, np.ndarray, list[str]]:
+        """The cache (its manifest written or checked), each model's seed, its
+        membership mask and the mask's hash."""
+        n, K = y_arr.shape[0], int(self.n_models)
+        cache = _Cache(self.cache_dir) if self.cache_dir is not None else None
+        cached_manifest = cache.read_manifest() if cache is not None else None
+        if cached_manifest is not None and self.random_state is None:
+            entropy = int(cached_manifest["seed_entropy"])
+        else:
+            entropy = _base_entropy(self.random_state)
+        seeds = _model_seeds(entropy, K)
+        codes = record_groups(X, y_idx)
+        if groups is not None:
+            # a cached model whose mask differs (another grouping) fails its mask hash
+            codes = joint_codes(person_codes(check_groups(groups, n)), codes)
+        masks = _draw_masks(entropy, K, n, self.pkeep, groups=codes)
+        hashes = [_mask_hash(m) for m in masks]
+        if cache is not None:
+            manifest = {
+                "format": _FORMAT,
+                "n_records": n,
+                "data_sha256": _fingerprint(X, y_arr),
+                "estimator": _describe(recipe),
+                "statistic": self.statistic,
+                "pkeep": float(self.pkeep),
+                "classes": [str(c) for c in classes],
+                "seed_entropy": str(entropy),
+            }
+            if cached_manifest is None:
+                cache.write_manifest(manifest)
+            else:
+                cache.check(cached_manifest, manifest, adopt_seed=self.random_state is None)
+        return cache, seeds, masks, hashes
 
     def _mlp_tasks(
         self,
