@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory, warn_over_budget
 from tabmia._records import fold_hashes
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
 from tabmia.attacks._quantile_tuning import (
@@ -72,6 +73,7 @@ def _degenerate(params: dict[str, Any]) -> DegenerateRegressorError:
     )
 
 
+@shared_parameters
 class QuantileAttack(BaseMembershipAttack):
     """Quantile regression on public non-member scores, one CatBoost model.
 
@@ -142,8 +144,7 @@ class QuantileAttack(BaseMembershipAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit.
+    {target}
     mode : {"pinball", "gaussian"}, default="gaussian"
         Quantile regression (pinball loss) or Gaussian mean / spread regression
         (``RMSEWithUncertainty``; the paper's variant for smaller data). Gaussian is
@@ -217,8 +218,9 @@ class QuantileAttack(BaseMembershipAttack):
         GPU is held by one fit at a time (across processes of this machine), and
         ``"cuda"`` with several GPUs uses the first free one. GPU results are not
         bit-identical to CPU ones.
-    threshold_goal, fpr, prior, proxy_estimator, random_state
-        As in :class:`~tabmia.attacks.base.BaseMembershipAttack`.
+    {threshold_params}
+    random_state : int, RandomState instance or None, default=None
+        Seeds every random choice the attack makes.
 
     Attributes
     ----------
