@@ -33,8 +33,17 @@ import numpy as np
 from scipy import stats
 from sklearn import metrics as skm
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 
 from tabmia._game_labels import split_game_labels
+from tabmia._validation import (
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    RATE,
+    UNIT_LEFT_CLOSED,
+    validate_params,
+)
 
 # defined with the other exceptions; importable from here too (their old path)
 from tabmia.exceptions import AuditTooSmallError, UnresolvableFPRError
@@ -213,14 +222,13 @@ def rates_at_threshold(membership: Any, scores: Any, threshold: float) -> dict[s
     }
 
 
+@validate_params({"gamma": POSITIVE})
 def ppv(tpr: Any, fpr: Any, gamma: float = 1.0) -> Any:
     """Positive predictive value under prior ``gamma`` (non-members per member).
 
     ``PPV = TPR / (TPR + gamma * FPR)`` (Jayaraman et al., proof of Thm 4.2). Where an
     attack flags nothing (TPR = FPR = 0) the PPV is the base rate ``1 / (1 + gamma)``.
     """
-    if gamma <= 0:
-        raise ValueError(f"gamma must be > 0, got {gamma}")
     tpr = np.asarray(tpr, dtype=np.float64)
     fpr = np.asarray(fpr, dtype=np.float64)
     den = tpr + gamma * fpr
@@ -229,6 +237,7 @@ def ppv(tpr: Any, fpr: Any, gamma: float = 1.0) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"gamma": POSITIVE, "confidence": RATE})
 def ppv_interval(
     tp: int,
     n_members: int,
@@ -304,6 +313,7 @@ class _MembershipScorer:
         return f"make_membership_scorer(metric={self.metric!r}{fpr})"
 
 
+@validate_params({"metric": [StrOptions({"tpr_at_fpr", "auc", "advantage"})], "fpr": RATE})
 def make_membership_scorer(metric: str = "tpr_at_fpr", *, fpr: float = 0.01) -> Any:
     """A scikit-learn scorer of attacks on a simulated membership game.
 
@@ -327,13 +337,10 @@ def make_membership_scorer(metric: str = "tpr_at_fpr", *, fpr: float = 0.01) -> 
     callable
         ``scorer(attack, X, y)`` returning a float, higher = better attack.
     """
-    if metric not in ("tpr_at_fpr", "auc", "advantage"):
-        raise ValueError(f"metric must be 'tpr_at_fpr', 'auc' or 'advantage', got {metric!r}")
-    if not 0.0 < float(fpr) < 1.0:
-        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
     return _MembershipScorer(metric, float(fpr))
 
 
+@validate_params({"confidence": RATE})
 def clopper_pearson(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]:
     """Two-sided Clopper-Pearson interval for a binomial rate ``k / n``.
 
@@ -341,8 +348,6 @@ def clopper_pearson(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]
     -------
     low, high : float or ndarray
     """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
@@ -355,6 +360,7 @@ def clopper_pearson(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]
     return low, high
 
 
+@validate_params({"n_bootstraps": COUNT, "confidence": RATE})
 def bootstrap_auc_interval(
     membership: Any,
     scores: Any,
@@ -449,13 +455,12 @@ def _draw_counts(rng: np.random.RandomState, n: int) -> Iterator[np.ndarray]:
 
 
 # ------------------------------------------------------------------ DP bounds
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED})
 def dp_tradeoff(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     """Trade-off function of (epsilon, delta)-DP: smallest FNR at FPR ``alpha``.
 
     ``f(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``.
     """
-    if epsilon < 0 or not 0.0 <= delta < 1.0:
-        raise ValueError(f"need epsilon >= 0 and 0 <= delta < 1, got {epsilon}, {delta}")
     alpha = np.asarray(alpha, dtype=np.float64)
     f = np.maximum.reduce(
         [
@@ -467,38 +472,42 @@ def dp_tradeoff(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     return float(f) if f.ndim == 0 else f
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED})
 def dp_advantage_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     """Jayaraman et al. Thm 4.1: ``Adv(alpha) <= 1 - f(alpha) - alpha``."""
     out = 1.0 - np.asarray(dp_tradeoff(alpha, epsilon, delta)) - np.asarray(alpha)
     return float(out) if np.ndim(out) == 0 else out
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED, "gamma": POSITIVE})
 def dp_ppv_bound(alpha: Any, epsilon: float, delta: float = 0.0, gamma: float = 1.0) -> Any:
     """Jayaraman et al. Thm 4.2: ``PPV <= (1 - f) / (1 - f + gamma alpha)``."""
     tpr_max = 1.0 - np.asarray(dp_tradeoff(alpha, epsilon, delta))
     return ppv(tpr_max, alpha, gamma)
 
 
+@validate_params({"mu": NON_NEGATIVE})
 def gdp_tradeoff(alpha: Any, mu: float) -> Any:
     """Trade-off function of mu-GDP: ``Phi(Phi^-1(1 - alpha) - mu)``."""
-    if mu < 0:
-        raise ValueError(f"mu must be >= 0, got {mu}")
     alpha = np.asarray(alpha, dtype=np.float64)
     out = stats.norm.cdf(stats.norm.ppf(1.0 - alpha) - mu)
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"mu": NON_NEGATIVE})
 def gdp_advantage_bound(alpha: Any, mu: float) -> Any:
     """Largest ``TPR - FPR`` at FPR ``alpha`` under mu-GDP."""
     out = 1.0 - np.asarray(gdp_tradeoff(alpha, mu)) - np.asarray(alpha)
     return float(out) if np.ndim(out) == 0 else out
 
 
+@validate_params({"mu": NON_NEGATIVE, "gamma": POSITIVE})
 def gdp_ppv_bound(alpha: Any, mu: float, gamma: float = 1.0) -> Any:
     """Largest PPV at FPR ``alpha`` under mu-GDP and prior ``gamma``."""
     return ppv(1.0 - np.asarray(gdp_tradeoff(alpha, mu)), alpha, gamma)
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED})
 def dp_tpr_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     """Largest TPR at FPR ``alpha`` under (epsilon, delta)-DP: ``1 - f(alpha)``.
 
@@ -508,6 +517,7 @@ def dp_tpr_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED, "confidence": RATE})
 def dp_consistency(
     tp: int,
     n_members: int,
@@ -566,6 +576,7 @@ def _epsilon_from_rates(tpr: float, fpr: float, delta: float) -> float:
     return max(candidates)
 
 
+@validate_params({"delta": UNIT_LEFT_CLOSED, "confidence": RATE})
 def empirical_epsilon(
     tp: int,
     n_members: int,
@@ -617,6 +628,14 @@ def _empirical_epsilons(counts: Any, delta: float, confidence: float) -> list[di
     ]
 
 
+@validate_params(
+    {
+        "confidence": RATE,
+        "delta": UNIT_LEFT_CLOSED,
+        "n_bootstraps": COUNT,
+        "random_state": ["random_state"],
+    }
+)
 def attack_metrics(
     membership: Any,
     scores: Any,
