@@ -127,8 +127,6 @@ class _PerturbationAttack(BaseMembershipAttack):
         return tags
 
     def _fit_noise(self, X: Any) -> None:
-        if not np.isfinite(self.sigma):
-            raise ValueError(f"sigma must be finite, got {self.sigma}")
         self.noise_ = TabularNoise(
             sigma=self.sigma,
             noise_scale=self.noise_scale,

@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from tabmia._validation import POSITIVE, validate_params
 from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.metrics import auc as _auc
@@ -43,6 +44,7 @@ MIN_OUT_REFERENCES = 2
 _P_FLOOR = 1e-30
 
 
+@validate_params({"gamma": POSITIVE})
 def rmia_fraction(
     log_ratio_x: Any, log_ratio_z: Any, gamma: float = 1.0, *, presorted: bool = False
 ) -> np.ndarray:
@@ -65,8 +67,6 @@ def rmia_fraction(
         ``#{z : r_x - r_z >= log gamma} / n_z``, computed with one sort of ``r_z``
         and a binary search per candidate (no ``n x n_z`` matrix).
     """
-    if gamma <= 0:
-        raise ValueError(f"gamma must be > 0, got {gamma}")
     rz = np.asarray(log_ratio_z, dtype=np.float64)
     if rz.ndim != 1 or rz.size == 0:
         raise ValueError("log_ratio_z must be a non-empty 1-D array")
