@@ -21,6 +21,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory, warn_over_budget
 from tabmia._records import fold_hashes
 from tabmia.attacks._docs import shared_parameters
+from tabmia.attacks._quantile_catboost import (
+    catboost_pool,
+    degenerate,
+    loss_function,
+    make_regressor,
+    raw_predict,
+)
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
 from tabmia.attacks._quantile_tuning import (
@@ -63,14 +70,6 @@ _RESERVED = (
     "devices",
     "thread_count",
 )
-
-
-def _degenerate(params: dict[str, Any]) -> DegenerateRegressorError:
-    return DegenerateRegressorError(
-        f"QuantileAttack: a CatBoost regressor trained with {params} holds non-finite "
-        "values (its training degenerated); a larger l2_leaf_reg or a smaller "
-        "learning_rate avoids it"
-    )
 
 
 @shared_parameters
@@ -382,12 +381,7 @@ class QuantileAttack(BaseMembershipAttack):
 
     # ------------------------------------------------------------------ models
     def _loss_function(self) -> str:
-        if self.mode == "gaussian":
-            return "RMSEWithUncertainty"
-        levels = 1.0 - self.alphas_[::-1]  # ascending quantile levels
-        if levels.size == 1:
-            return f"Quantile:alpha={float(levels[0])!r}"
-        return "MultiQuantile:alpha=" + ",".join(repr(float(v)) for v in levels)
+        return loss_function(self.mode, self.alphas_)
 
     def _catboost_device(self) -> str:
         return "cuda" if self.device == "gpu" else self.device  # "gpu": the old name
@@ -416,52 +410,23 @@ class QuantileAttack(BaseMembershipAttack):
         self.gpus_ = (name,) if ":" in name else tuple(f"cuda:{i}" for i in range(count))
         return "gpu"
 
-    def _make_regressor(self, params: dict[str, Any], seed: int, gpu: str | None) -> Any:
-        from catboost import CatBoostRegressor
-
-        p = dict(params)
-        if "subsample" in p and "bootstrap_type" not in p:
-            p["bootstrap_type"] = "Bernoulli"
-        p.update(
-            loss_function=self._loss_function(),
-            random_seed=int(seed),
-            verbose=False,
-            allow_writing_files=False,
-            thread_count=-1 if self.n_jobs is None else int(self.n_jobs),
-        )
-        settings = BACKENDS["catboost"].to_params(gpu or "cpu")
-        p.update({k: v for k, v in settings.items() if v is not None})
-        return CatBoostRegressor(**p)
-
-    @staticmethod
-    def _pool(data: Any, cat_idx: list[int], s: np.ndarray | None = None) -> Any:
-        """CatBoost's copy of the regressor's input (and its targets ``s``).
-
-        One pool of all the public records is built per fit and sliced per fold (and
-        per Optuna trial): a slice trains and predicts as a pool of the same rows would,
-        bit for bit, without a frame copy of the records per fold.
-        """
-        from catboost import Pool
-
-        return Pool(data, s, cat_features=cat_idx or None)
+    _pool = staticmethod(catboost_pool)
+    _raw_predict = staticmethod(raw_predict)
 
     def _fit_regressor(self, params: dict[str, Any], seed: int, pool: Any) -> Any:
         from catboost import CatBoostError
 
+        loss = self._loss_function()
         with gpu_slot(self.gpus_) as gpu:  # one CatBoost fit per GPU at a time
             try:
-                return release_fit_state(self._make_regressor(params, seed, gpu).fit(pool))
+                regressor = make_regressor(params, seed, gpu, loss=loss, n_jobs=self.n_jobs)
+                return release_fit_state(regressor.fit(pool))
             except CatBoostError as exc:
                 # CatBoost writes the model as JSON (in training, and for the copy); a
                 # degenerate one holds NaN or inf, which JSON cannot
                 if not any(m in str(exc) for m in ("Not a double", "invalid float value")):
                     raise
-                raise _degenerate(params) from exc
-
-    @staticmethod
-    def _raw_predict(model: Any, pool: Any) -> np.ndarray:
-        raw = np.asarray(model.predict(pool, prediction_type="RawFormulaVal"), dtype=np.float64)
-        return raw.reshape(raw.shape[0], -1)
+                raise degenerate(params) from exc
 
     def _cross_fit(
         self,
@@ -488,7 +453,7 @@ class QuantileAttack(BaseMembershipAttack):
             model = self._fit_regressor(params, model_seed, pool.slice(train))
             pred = self._raw_predict(model, pool.slice(held))
             if not np.all(np.isfinite(pred)):
-                raise _degenerate(params)
+                raise degenerate(params)
             if raw is None:
                 raw = np.empty((n, pred.shape[1]))
             raw[held] = pred
