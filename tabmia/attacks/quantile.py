@@ -410,17 +410,19 @@ class QuantileAttack(BaseMembershipAttack):
         self.gpus_ = (name,) if ":" in name else tuple(f"cuda:{i}" for i in range(count))
         return "gpu"
 
+    def _make_regressor(self, params: dict[str, Any], seed: int, gpu: str | None) -> Any:
+        loss = self._loss_function()
+        return make_regressor(params, seed, gpu, loss=loss, n_jobs=self.n_jobs)
+
     _pool = staticmethod(catboost_pool)
     _raw_predict = staticmethod(raw_predict)
 
     def _fit_regressor(self, params: dict[str, Any], seed: int, pool: Any) -> Any:
         from catboost import CatBoostError
 
-        loss = self._loss_function()
         with gpu_slot(self.gpus_) as gpu:  # one CatBoost fit per GPU at a time
             try:
-                regressor = make_regressor(params, seed, gpu, loss=loss, n_jobs=self.n_jobs)
-                return release_fit_state(regressor.fit(pool))
+                return release_fit_state(self._make_regressor(params, seed, gpu).fit(pool))
             except CatBoostError as exc:
                 # CatBoost writes the model as JSON (in training, and for the copy); a
                 # degenerate one holds NaN or inf, which JSON cannot
