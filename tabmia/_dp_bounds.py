@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from tabmia._rates import clopper_pearson, ppv
+from tabmia._validation import NON_NEGATIVE, POSITIVE, RATE, UNIT_LEFT_CLOSED, validate_params
 
 __all__ = [
     "dp_tradeoff",
@@ -29,13 +30,12 @@ __all__ = [
 ]
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED})
 def dp_tradeoff(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     """Trade-off function of (epsilon, delta)-DP: smallest FNR at FPR ``alpha``.
 
     ``f(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``.
     """
-    if epsilon < 0 or not 0.0 <= delta < 1.0:
-        raise ValueError(f"need epsilon >= 0 and 0 <= delta < 1, got {epsilon}, {delta}")
     alpha = np.asarray(alpha, dtype=np.float64)
     f = np.maximum.reduce(
         [
@@ -47,38 +47,42 @@ def dp_tradeoff(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     return float(f) if f.ndim == 0 else f
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED})
 def dp_advantage_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     """Jayaraman et al. Thm 4.1: ``Adv(alpha) <= 1 - f(alpha) - alpha``."""
     out = 1.0 - np.asarray(dp_tradeoff(alpha, epsilon, delta)) - np.asarray(alpha)
     return float(out) if np.ndim(out) == 0 else out
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED, "gamma": POSITIVE})
 def dp_ppv_bound(alpha: Any, epsilon: float, delta: float = 0.0, gamma: float = 1.0) -> Any:
     """Jayaraman et al. Thm 4.2: ``PPV <= (1 - f) / (1 - f + gamma alpha)``."""
     tpr_max = 1.0 - np.asarray(dp_tradeoff(alpha, epsilon, delta))
     return ppv(tpr_max, alpha, gamma)
 
 
+@validate_params({"mu": NON_NEGATIVE})
 def gdp_tradeoff(alpha: Any, mu: float) -> Any:
     """Trade-off function of mu-GDP: ``Phi(Phi^-1(1 - alpha) - mu)``."""
-    if mu < 0:
-        raise ValueError(f"mu must be >= 0, got {mu}")
     alpha = np.asarray(alpha, dtype=np.float64)
     out = stats.norm.cdf(stats.norm.ppf(1.0 - alpha) - mu)
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"mu": NON_NEGATIVE})
 def gdp_advantage_bound(alpha: Any, mu: float) -> Any:
     """Largest ``TPR - FPR`` at FPR ``alpha`` under mu-GDP."""
     out = 1.0 - np.asarray(gdp_tradeoff(alpha, mu)) - np.asarray(alpha)
     return float(out) if np.ndim(out) == 0 else out
 
 
+@validate_params({"mu": NON_NEGATIVE, "gamma": POSITIVE})
 def gdp_ppv_bound(alpha: Any, mu: float, gamma: float = 1.0) -> Any:
     """Largest PPV at FPR ``alpha`` under mu-GDP and prior ``gamma``."""
     return ppv(1.0 - np.asarray(gdp_tradeoff(alpha, mu)), alpha, gamma)
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED})
 def dp_tpr_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     """Largest TPR at FPR ``alpha`` under (epsilon, delta)-DP: ``1 - f(alpha)``.
 
@@ -88,6 +92,7 @@ def dp_tpr_bound(alpha: Any, epsilon: float, delta: float = 0.0) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"epsilon": NON_NEGATIVE, "delta": UNIT_LEFT_CLOSED, "confidence": RATE})
 def dp_consistency(
     tp: int,
     n_members: int,
@@ -146,6 +151,7 @@ def _epsilon_from_rates(tpr: float, fpr: float, delta: float) -> float:
     return max(candidates)
 
 
+@validate_params({"delta": UNIT_LEFT_CLOSED, "confidence": RATE})
 def empirical_epsilon(
     tp: int,
     n_members: int,

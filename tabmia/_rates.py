@@ -11,9 +11,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from tabmia._validation import POSITIVE, RATE, validate_params
+
 __all__ = ["clopper_pearson", "ppv"]
 
 
+@validate_params({"confidence": RATE})
 def clopper_pearson(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]:
     """Two-sided Clopper-Pearson interval for a binomial rate ``k / n``.
 
@@ -21,8 +24,6 @@ def clopper_pearson(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]
     -------
     low, high : float or ndarray
     """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
@@ -35,14 +36,13 @@ def clopper_pearson(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]
     return low, high
 
 
+@validate_params({"gamma": POSITIVE})
 def ppv(tpr: Any, fpr: Any, gamma: float = 1.0) -> Any:
     """Positive predictive value under prior ``gamma`` (non-members per member).
 
     ``PPV = TPR / (TPR + gamma * FPR)`` (Jayaraman et al., proof of Thm 4.2). Where an
     attack flags nothing (TPR = FPR = 0) the PPV is the base rate ``1 / (1 + gamma)``.
     """
-    if gamma <= 0:
-        raise ValueError(f"gamma must be > 0, got {gamma}")
     tpr = np.asarray(tpr, dtype=np.float64)
     fpr = np.asarray(fpr, dtype=np.float64)
     den = tpr + gamma * fpr

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from sklearn import metrics as skm
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 
 from tabmia._deprecation import DEPRECATED, renamed_parameter
 
@@ -51,6 +52,13 @@ from tabmia._dp_bounds import (  # noqa: F401
 )
 from tabmia._game_labels import split_game_labels
 from tabmia._rates import clopper_pearson, ppv
+from tabmia._validation import (
+    COUNT,
+    POSITIVE,
+    RATE,
+    UNIT_LEFT_CLOSED,
+    validate_params,
+)
 
 # defined with the other exceptions; importable from here too (their old path)
 from tabmia.exceptions import AuditTooSmallError, UnresolvableFPRError
@@ -229,6 +237,7 @@ def rates_at_threshold(membership: Any, scores: Any, threshold: float) -> dict[s
     }
 
 
+@validate_params({"gamma": POSITIVE, "confidence": RATE})
 def ppv_interval(
     tp: int,
     n_members: int,
@@ -304,6 +313,7 @@ class _MembershipScorer:
         return f"make_membership_scorer(metric={self.metric!r}{fpr})"
 
 
+@validate_params({"metric": [StrOptions({"tpr_at_fpr", "auc", "advantage"})], "fpr": RATE})
 def make_membership_scorer(metric: str = "tpr_at_fpr", *, fpr: float = 0.01) -> Any:
     """A scikit-learn scorer of attacks on a simulated membership game.
 
@@ -327,13 +337,10 @@ def make_membership_scorer(metric: str = "tpr_at_fpr", *, fpr: float = 0.01) -> 
     callable
         ``scorer(attack, X, y)`` returning a float, higher = better attack.
     """
-    if metric not in ("tpr_at_fpr", "auc", "advantage"):
-        raise ValueError(f"metric must be 'tpr_at_fpr', 'auc' or 'advantage', got {metric!r}")
-    if not 0.0 < float(fpr) < 1.0:
-        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
     return _MembershipScorer(metric, float(fpr))
 
 
+@validate_params({"n_bootstrap": COUNT, "confidence": RATE})
 def bootstrap_auc_interval(
     membership: Any,
     scores: Any,
@@ -438,6 +445,14 @@ def _draw_counts(rng: np.random.RandomState, n: int) -> Iterator[np.ndarray]:
         yield np.bincount(rng.randint(0, size, total), minlength=size)
 
 
+@validate_params(
+    {
+        "confidence": RATE,
+        "delta": UNIT_LEFT_CLOSED,
+        "n_bootstrap": COUNT,
+        "random_state": ["random_state"],
+    }
+)
 def attack_metrics(
     membership: Any,
     scores: Any,

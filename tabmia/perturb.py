@@ -61,7 +61,8 @@ _NOISE_SCALES = ("absolute", "std")
 #: ``n_noise`` copies (Merlin, Morgan, noise robustness).
 NOISE_CONSTRAINTS = {
     "n_noise": [Interval(Integral, 1, None, closed="left")],
-    "sigma": [Interval(Real, 0, None, closed="neither")],
+    # a finite upper end: the interval then refuses inf, which None would let through
+    "sigma": [Interval(Real, 0, np.inf, closed="neither")],
     "noise_scale": [StrOptions(set(_NOISE_SCALES))],
     "categorical_flip": [Interval(Real, 0, 1, closed="both")],
     "binary_flip": [Interval(Real, 0, 1, closed="both")],

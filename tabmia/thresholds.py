@@ -29,7 +29,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.utils._param_validation import StrOptions
 
+from tabmia._validation import COUNT, POSITIVE, RATE, validate_params
 from tabmia.exceptions import UnresolvableFPRError
 
 __all__ = [
@@ -57,6 +59,7 @@ def _as_scores(scores: Any, name: str) -> np.ndarray:
     return s
 
 
+@validate_params({"fpr": RATE})
 def threshold_at_fpr(nonmember_scores: Any, fpr: float) -> float:
     """Lowest threshold promising FPR ``<= fpr`` on fresh non-members (split-conformal).
 
@@ -78,8 +81,6 @@ def threshold_at_fpr(nonmember_scores: Any, fpr: float) -> float:
         If ``fpr < 1 / (n + 1)``.
     """
     s = np.sort(_as_scores(nonmember_scores, "nonmember_scores"))
-    if not 0.0 < fpr < 1.0:
-        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
     n = s.size
     j = _conformal_rank(n, fpr)  # 1-based rank in ascending order
     if j > n:
@@ -234,6 +235,14 @@ def conformal_pvalues_left_out(
     return _conformal(at_or_above - own_at_or_above, n - size[codes], own_count)
 
 
+@validate_params(
+    {
+        "n_calibration": COUNT,
+        "fpr": RATE,
+        "n_fresh": COUNT,
+        "level": RATE,
+    }
+)
 def conformal_fpr_band(
     n_calibration: int, fpr: float, n_fresh: int, level: float = 0.95
 ) -> tuple[float, float]:
@@ -265,12 +274,6 @@ def conformal_fpr_band(
     """
     from scipy.stats import betabinom
 
-    if n_calibration < 1 or n_fresh < 1:
-        raise ValueError(
-            f"n_calibration and n_fresh must be >= 1, got {n_calibration} and {n_fresh}"
-        )
-    if not 0.0 < fpr < 1.0 or not 0.0 < level < 1.0:
-        raise ValueError(f"fpr and level must be in (0, 1), got {fpr} and {level}")
     k = _conformal_rank(n_calibration, fpr)
     if k > n_calibration:
         raise UnresolvableFPRError(
@@ -297,6 +300,12 @@ def resolves_fpr(n_nonmembers: int, fpr: float) -> bool:
     return n_nonmembers >= 1 and _conformal_rank(int(n_nonmembers), float(fpr)) <= n_nonmembers
 
 
+@validate_params(
+    {
+        "n_nonmembers": COUNT,
+        "grid": RATE,
+    }
+)
 def smallest_resolvable_fpr(n_nonmembers: int, *, grid: float = 0.001) -> float:
     """Smallest FPR on a ``grid`` that :func:`threshold_at_fpr` can promise.
 
@@ -319,8 +328,6 @@ def smallest_resolvable_fpr(n_nonmembers: int, *, grid: float = 0.001) -> float:
     >>> smallest_resolvable_fpr(10_000)
     0.001
     """
-    if n_nonmembers < 1:
-        raise ValueError(f"n_nonmembers must be >= 1, got {n_nonmembers}")
     steps = math.ceil(round(1.0 / ((n_nonmembers + 1) * grid), 9))
     return round(steps * grid, 12)
 
@@ -336,6 +343,13 @@ def _rates_by_threshold(
     return thresholds, tpr, fpr
 
 
+@validate_params(
+    {
+        "goal": [StrOptions(set(GOALS))],
+        "fpr": RATE,
+        "prior": POSITIVE,
+    }
+)
 def select_threshold(
     nonmember_scores: Any,
     member_scores: Any = None,
@@ -364,15 +378,11 @@ def select_threshold(
     float
         Flag ``score >= threshold``.
     """
-    if goal not in GOALS:
-        raise ValueError(f"goal must be one of {GOALS}, got {goal!r}")
     neg = _as_scores(nonmember_scores, "nonmember_scores")
     if goal == "fpr":
         return threshold_at_fpr(neg, fpr)
     if member_scores is None:
         raise ValueError(f"goal={goal!r} needs member_scores (simulated members)")
-    if prior <= 0:
-        raise ValueError(f"prior must be > 0, got {prior}")
     pos = _as_scores(member_scores, "member_scores")
     thresholds, tpr, fpr_ = _rates_by_threshold(neg, pos)
     if goal == "max_advantage":

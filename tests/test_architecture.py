@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "tabmia._device", "tabmia._estimators", "tabmia._records", "tabmia._rows",
         "tabmia._progress", "tabmia._array", "tabmia._seeding", "tabmia._torch",
         "tabmia.claims", "tabmia._memory", "tabmia._groups", "tabmia.settings",
-        "tabmia._deprecation", "tabmia._columns",
+        "tabmia._deprecation", "tabmia._columns", "tabmia._docstrings", "tabmia._validation",
     ]),
     ("1 data", ["tabmia.datasets", "tabmia.datasets.*"]),
     ("2 target adapter", ["tabmia", "tabmia.target", "tabmia.precomputed", "tabmia.game"]),

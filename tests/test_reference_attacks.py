@@ -16,7 +16,8 @@ from tabmia.attacks._reference import ReferenceModelAttack
 
 ATTACKS_DIR = Path(tabmia.attacks.__file__).parent
 #: modules of tabmia/attacks/ that hold no attack: any attack module may import them
-BASES = {"tabmia.attacks.base", "tabmia.attacks._reference", "tabmia.attacks._tags"}
+BASES = {"tabmia.attacks.base", "tabmia.attacks._reference", "tabmia.attacks._tags",
+         "tabmia.attacks._docs"}
 
 
 def _imported_modules(path: Path) -> set[str]:

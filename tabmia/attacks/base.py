@@ -35,34 +35,29 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tabmia._array import ravel_column
-from tabmia._estimators import clone_recipe, clone_unfitted, recipe_of
+from tabmia._estimators import clone_unfitted
 from tabmia._records import hashes_reused, record_hashes
-from tabmia.attacks._tags import MembershipTags, Tags, membership_tags
-from tabmia.exceptions import (
-    DuplicateRecordsWarning,
-    FlagsNobodyWarning,
-    FPRFallbackWarning,
-    LabelOnlyTargetError,
-    UnresolvableFPRError,
+from tabmia.attacks._base_threshold import (
+    MAX_FALLBACK_FPR,
+    check_flags_anybody,
+    choose_threshold,
+    resolve_fpr,
 )
+from tabmia.attacks._tags import MembershipTags, Tags, membership_tags
+from tabmia.exceptions import DuplicateRecordsWarning, LabelOnlyTargetError
 from tabmia.game import nonmember_rows, split_game_labels
-from tabmia.target import TargetModel, as_target, n_rows, take_rows
-from tabmia.thresholds import GOALS, resolves_fpr, select_threshold, smallest_resolvable_fpr
+from tabmia.target import TargetModel, as_target, n_rows
+from tabmia.thresholds import GOALS
 
 __all__ = ["BaseMembershipAttack", "MAX_FALLBACK_FPR", "label_only_attacks"]
 
 _SEED_MAX = np.iinfo(np.int32).max
-
-#: Largest FPR ``unresolved_fpr="smallest"`` falls back to. An attack that flags one
-#: non-member in twenty no longer singles records out; fewer than 19 calibration
-#: records (the smallest FPR they promise is above this) are refused instead.
-MAX_FALLBACK_FPR = 0.05
 
 
 class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
@@ -251,7 +246,7 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self._fit_scorer(X, labels, ranking_only=member is not None)
         self.threshold_ = self._choose_threshold(X, np.asarray(labels), self._y_public)
         del self._y_public
-        self._check_flags_anybody()
+        check_flags_anybody(self)
         return self
 
     def decision_function(self, X: Any, y: Any = None, groups: Any = None) -> np.ndarray:
@@ -339,81 +334,9 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
         self.n_public_ = n_rows(X)
         # online attacks are fitted on the candidates on purpose
         self._public_keys = None if self.fit_includes_candidates else record_hashes(X, y_idx)
-        self.fpr_ = self._resolve_fpr(ranking_only)
+        self.fpr_ = resolve_fpr(self, ranking_only)
         self._fit_public(X, y_idx)
         self._y_public = y_idx
-
-    def _resolve_fpr(self, ranking_only: bool) -> float | None:
-        """The FPR ``threshold_`` will promise, settled before anything is trained."""
-        if self.threshold_goal != "fpr":
-            return None
-        n, which = self._calibration_count()
-        if n >= 1 and resolves_fpr(n, self.fpr):
-            return float(self.fpr)
-        fallback = smallest_resolvable_fpr(n) if n >= 1 else None
-        if fallback is not None and ranking_only:
-            return fallback
-        name = type(self).__name__
-        if (
-            self.unresolved_fpr == "smallest"
-            and fallback is not None
-            and fallback <= MAX_FALLBACK_FPR
-        ):
-            warnings.warn(
-                f"{name}: {n} calibration records ({which}) cannot promise "
-                f"fpr={self.fpr:g}; its threshold aims at fpr={fallback:g}, the smallest "
-                "they can",
-                FPRFallbackWarning,
-                stacklevel=4,
-            )
-            return fallback
-        need = math.ceil(1.0 / self.fpr - 1e-9) - 1
-        why = (
-            f"; the smallest FPR they promise, {fallback:g}, is above "
-            f"{MAX_FALLBACK_FPR:g} (MAX_FALLBACK_FPR), where a flagged record is no "
-            "longer singled out"
-            if self.unresolved_fpr == "smallest" and fallback
-            else ""
-        )
-        reason = (
-            f"fpr={self.fpr:g} cannot be promised from {n} calibration records "
-            f"({which}): it needs at least {need}{why}"
-        )
-        exc = UnresolvableFPRError(
-            f"{name}: {reason}; give the attack more public records or ask for a larger fpr"
-        )
-        exc.reason = reason
-        raise exc
-
-    def _check_flags_anybody(self) -> None:
-        """Set ``flags_nobody_``, and warn where the threshold can flag no record.
-
-        Where scores tie at their highest value, the split-conformal threshold lies
-        above it once more of the calibration records share it than the FPR allows
-        (:func:`tabmia.thresholds.threshold_at_fpr`): with a score that cannot go
-        higher, no candidate can reach it. (``tabmia audit``'s verdict says the same of
-        the scores it saw: "flags nobody because its scores tie".)
-        """
-        ceiling = float(self._score_ceiling())
-        self.flags_nobody_ = bool(self.threshold_ > ceiling)
-        if not self.flags_nobody_:
-            return
-        share = float(np.mean(self.calibration_scores_ >= ceiling))
-        if self.fpr_ is not None:
-            why = (
-                f"at fpr={self.fpr_:g}: {100 * share:.3g}% of its {self.n_calibration_} "
-                "calibration records reach that score, more than the FPR allows, so no "
-                "threshold of the attack can flag anyone there and its TPR of 0 says "
-                "nothing about the model at that FPR"
-            )
-        else:
-            why = f"for threshold_goal={self.threshold_goal!r}"
-        warnings.warn(
-            f"{type(self).__name__} flags nobody: its threshold lies above {ceiling:g}, "
-            f"the highest score it can give, {why} (flags_nobody_ is True)",
-            FlagsNobodyWarning,
-            stacklevel=3,
-        )
 
     def _make_target(self) -> TargetModel:
         if self.target is None:
@@ -505,68 +428,9 @@ class BaseMembershipAttack(BaseEstimator, metaclass=ABCMeta):
             )
 
     def _choose_threshold(self, X: Any, y_raw: np.ndarray, y_idx: np.ndarray) -> float:
-        if self.threshold_goal == "fpr":
-            neg = np.asarray(self._nonmember_calibration_scores(X, y_idx), dtype=np.float64)
-            if not np.all(np.isfinite(neg)):
-                raise ValueError(
-                    f"{type(self).__name__} produced NaN or infinite scores on the public records"
-                )
-            self.calibration_scores_ = neg
-            self.n_calibration_ = int(neg.size)
-            rows = np.asarray(self._calibration_rows(), dtype=np.intp)
-            if rows.shape != neg.shape:  # pragma: no cover - internal misuse
-                raise RuntimeError("calibration_rows_ do not match calibration_scores_")
-            self.calibration_rows_: np.ndarray | None = rows
-            assert self.fpr_ is not None  # settled before training, for the "fpr" goal
-            return select_threshold(neg, goal="fpr", fpr=self.fpr_)
-        if getattr(self, "_fit_groups", None) is not None:
-            raise ValueError(
-                f"groups with threshold_goal={self.threshold_goal!r}: the proxy model's "
-                "simulated members and non-members are drawn record by record, not person "
-                "by person; use threshold_goal='fpr', whose calibration keeps persons whole"
-            )
-        neg, pos = self._proxy_calibration_scores(X, y_raw)
-        self.calibration_scores_ = neg
-        self.n_calibration_ = int(neg.size)
-        self.calibration_rows_ = None
-        return select_threshold(neg, pos, goal=self.threshold_goal, fpr=self.fpr, prior=self.prior)
-
-    def _proxy_calibration_scores(self, X: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Procedure 5.1: simulated members and non-members of a proxy model.
-
-        Half of the public records train a proxy of the target; a quarter fits a copy
-        of this attack against the proxy; the last quarter are the proxy's
-        non-members, and as many of its training records are its members.
-        """
-        n = n_rows(X)
-        if n < 40:
-            raise ValueError(
-                f"threshold_goal={self.threshold_goal!r} needs public records to train a "
-                f"proxy model; got only {n}"
-            )
-        if self.proxy_estimator is not None:
-            recipe = clone_recipe(self.proxy_estimator, name="proxy_estimator", target=self.target)
-        else:
-            recipe = recipe_of(
-                self.target,
-                name=f"proxy_estimator (for threshold_goal={self.threshold_goal!r})",
-            )
-        rng = np.random.RandomState(self._draw_seed())
-        perm = rng.permutation(n)
-        half = n // 2
-        train_idx, rest = perm[:half], perm[half:]
-        fit_idx, out_idx = rest[: rest.size // 2], rest[rest.size // 2 :]
-        in_idx = train_idx[: out_idx.size]
-        proxy = recipe.fit(take_rows(X, train_idx), y[train_idx])
-        proxy_attack = clone(self)
-        # the proxy copy only scores: it chooses no threshold and holds nothing out
-        proxy_attack.set_params(target=proxy, threshold_goal="max_advantage")
-        proxy_attack._fit_scorer(take_rows(X, fit_idx), y[fit_idx])
-        del proxy_attack._y_public
-        neg = proxy_attack._scores(take_rows(X, out_idx), y[out_idx])
-        pos = proxy_attack._scores(take_rows(X, in_idx), y[in_idx])
-        self.proxy_ = proxy
-        return neg, pos
+        """``threshold_`` for ``threshold_goal`` (:func:`~tabmia.attacks._base_threshold.choose_threshold`);
+        an attack that chooses its own (Morgan) overrides this."""
+        return choose_threshold(self, X, y_raw, y_idx)
 
 
 def label_only_attacks() -> list[str]:

@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.attacks.base import DefaultStatistic, statistic_from_legacy
 from tabmia.target import TargetModel, take_rows
@@ -45,6 +46,7 @@ def _score_from_log_proba(score: str, logp: np.ndarray, y_idx: np.ndarray) -> np
     return logp.max(axis=1)  # Eq. 3: max_i log h(x)_i
 
 
+@shared_parameters
 class CalibratedAttack(ReferenceModelAttack):
     """Watson et al.'s difficulty-calibrated loss, confidence or gradient-norm attack.
 
@@ -66,8 +68,7 @@ class CalibratedAttack(ReferenceModelAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit.
+    {target}
     statistic : {"loss", "confidence", "gradient_norm"}, default="loss"
         Membership score to calibrate (formerly ``score``, accepted with a
         ``FutureWarning`` until tabmia 0.3).
@@ -96,46 +97,12 @@ class CalibratedAttack(ReferenceModelAttack):
         a true-class probability of exactly 0, half of its smallest positive one
         (``1/(2T)``: the Haldane-Anscombe correction); otherwise 1e-300. None:
         1e-300.
-    shadow_train_size : int, float or None, default=None
-        Records each reference model trains on. A count (e.g. the target's
-        training-set size, which the audit and the benchmark pass): the balanced share
-        ``a / b`` of the public records closest to it that leaves every record OUT for
-        at least two models (``shadow_size_note_`` says when the public records cannot
-        reach the count). A float: that share of the public records. None: half.
-    calibration_share : float in [0, 1), default=0.0
-        With ``threshold_goal="fpr"``: ``0`` calibrates ``threshold_`` on every
-        public record, scored by the reference models that did not train on it, and
-        scores every candidate by as many models drawn the same way (see
-        :mod:`tabmia.attacks._reference`). A positive share is held out of every
-        model instead and calibrates alone, scored by all models like every
-        candidate (exactly split-conformal; the models then train on fewer records).
-    n_jobs : int, default=None
-        Parallel jobs for training reference models (joblib).
-    max_memory : int or str, default=None
-        Memory that scoring candidates may hold at once: the records outside the pool
-        are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
-        this machine's memory such as ``"25%"``; None: 256 MiB per core, at
-        least 2 GiB, at most half of this machine's memory).
-        Results do not depend on it.
-        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
-        smaller than one batch of the models' own (up to 65,536 records), so a budget
-        that one batch needs more than is exceeded, with a
-        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
+    {reference_population}
+    {max_memory}
     cache_dir : str or path, default=None
         Cache of the reference population (``calibration="reference"``).
-    verbose : bool, default=False
-        Progress bar over the reference models.
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_`` (Procedure 5.1).
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the calibration records cannot promise ``fpr``: raise, or aim at the
-        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member, for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
+    {reference_verbose}
+    {threshold_params}
     random_state : int, RandomState instance or None, default=None
         Seeds the reference models, their training halves and the fine-tuning.
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks._tags import Tags
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.structure import NotATreeModelError, TreeLeaves, read_trees
@@ -29,6 +30,7 @@ _RATIO_FLOOR = 1e-6
 _CHUNK_CELLS = 4_000_000
 
 
+@shared_parameters
 class LeafAttack(BaseMembershipAttack):
     """Score a record from the training counts stored in the leaves it falls in.
 
@@ -60,19 +62,8 @@ class LeafAttack(BaseMembershipAttack):
     prior_strength : float, default=1.0
         Pseudo-records ``s`` of the stored share in the estimate of a leaf's population
         share, for leaves few public records reach.
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_``.
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the public records cannot promise ``fpr`` (see
-        :class:`~tabmia.attacks.base.BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member, for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
-    random_state : int, RandomState instance or None, default=None
-        Seed (used by the proxy split only).
+    {threshold_params}
+    {random_state_proxy}
 
     Attributes
     ----------

@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks._lira_stats import (
     _clip_stat,
     _logit_bound,
@@ -50,6 +51,7 @@ VARIANCE_FLOOR_ABS = 1e-8
 _MAX_SIMULATED_TARGETS = 16
 
 
+@shared_parameters
 class LiRAAttack(ReferenceModelAttack):
     """Likelihood ratio attack (LiRA), online or offline.
 
@@ -79,8 +81,7 @@ class LiRAAttack(ReferenceModelAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit (anything :class:`tabmia.target.TargetModel` takes).
+    {target}
     shadow_estimator : estimator, default=None
         Unfitted recipe of a shadow model. By default a clone of the target's recipe
         (the target must then be a scikit-learn estimator).
@@ -148,33 +149,14 @@ class LiRAAttack(ReferenceModelAttack):
         Online LiRA calibrates on ``known_nonmembers`` and ignores it.
     n_jobs : int, default=None
         Parallel jobs for training shadows (joblib).
-    max_memory : int or str, default=None
-        Memory that scoring candidates may hold at once: the records outside the pool
-        are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
-        this machine's memory such as ``"25%"``; None: 256 MiB per core, at
-        least 2 GiB, at most half of this machine's memory).
-        Results do not depend on it.
-        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
-        smaller than one batch of the models' own (up to 65,536 records), so a budget
-        that one batch needs more than is exceeded, with a
-        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
+    {max_memory}
     cache_dir : str or path, default=None
         Folder where the shadow population is cached (a sub-folder per pool and
         statistic; see :class:`tabmia.shadow.ShadowPopulation`): a re-run with the
         same pool and settings loads the models instead of training them.
     verbose : bool, default=False
         Progress bar over the shadows.
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_`` (Procedure 5.1).
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the calibration records cannot promise ``fpr``: raise, or aim at the
-        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member, for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
+    {threshold_params}
     random_state : int, RandomState instance or None, default=None
         Seeds the membership matrix and every shadow.
 

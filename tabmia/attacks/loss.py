@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks.base import (
     BaseMembershipAttack,
     DefaultStatistic,
@@ -18,6 +19,7 @@ from tabmia.thresholds import ClassConditionalRanks
 __all__ = ["ScoreAttack", "LossAttack"]
 
 
+@shared_parameters
 class ScoreAttack(BaseMembershipAttack):
     """Threshold one score of the target's output on the record.
 
@@ -27,8 +29,7 @@ class ScoreAttack(BaseMembershipAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit.
+    {target}
     statistic : {"loss", "confidence", "entropy", "modified_entropy", "logit", "hinge"}, \
             default="loss"
         Which score of the output (see :mod:`tabmia.scores`). Formerly ``score``, still
@@ -37,19 +38,8 @@ class ScoreAttack(BaseMembershipAttack):
         One threshold per label (Jayaraman et al.'s class-based thresholds): scores are
         replaced by their rank among public records of the same label, so a single
         threshold on the ranks is one threshold per label at the same FPR.
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_`` (Procedure 5.1).
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the calibration records cannot promise ``fpr``: raise, or aim at the
-        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member, for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
-    random_state : int, RandomState instance or None, default=None
-        Seed (used by the proxy split only).
+    {threshold_params}
+    {random_state_proxy}
 
     Attributes
     ----------
@@ -129,11 +119,20 @@ class ScoreAttack(BaseMembershipAttack):
         return raw
 
 
+@shared_parameters
 class LossAttack(ScoreAttack):
     """Yeom et al.'s loss attack: a member when the loss ``-log p_y`` is small.
 
-    ``decision_function`` returns minus the loss. Same parameters as
-    :class:`ScoreAttack` without ``statistic``.
+    ``decision_function`` returns minus the loss: :class:`ScoreAttack` with
+    ``statistic="loss"``.
+
+    Parameters
+    ----------
+    {target}
+    class_based : bool, default=False
+        One threshold per label, as in :class:`ScoreAttack`.
+    {threshold_params}
+    {random_state_proxy}
 
     References
     ----------

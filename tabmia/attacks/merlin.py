@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._estimators import clone_recipe, recipe_of
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.exceptions import DegenerateRatioWarning
 from tabmia.perturb import NOISE_CONSTRAINTS, TabularNoise
@@ -126,8 +127,6 @@ class _PerturbationAttack(BaseMembershipAttack):
         return tags
 
     def _fit_noise(self, X: Any) -> None:
-        if not np.isfinite(self.sigma):
-            raise ValueError(f"sigma must be finite, got {self.sigma}")
         self.noise_ = TabularNoise(
             sigma=self.sigma,
             noise_scale=self.noise_scale,
@@ -170,6 +169,7 @@ class _PerturbationAttack(BaseMembershipAttack):
         return loss, ratio
 
 
+@shared_parameters
 class MerlinAttack(_PerturbationAttack):
     """Merlin: a member when the loss rises under small perturbations of the record.
 
@@ -181,8 +181,7 @@ class MerlinAttack(_PerturbationAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit.
+    {target}
     n_noise : int, default=100
         Noisy copies ``T`` per record.
     sigma : float, default=0.01
@@ -208,19 +207,8 @@ class MerlinAttack(_PerturbationAttack):
         Rows (clean + noisy) materialised and sent per ``predict_proba`` call; None
         sizes a batch to about 8 MB of float64 features (cache-sized batches were
         faster than larger ones). Does not change results.
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_`` (Procedure 5.1).
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the calibration records cannot promise ``fpr``: raise, or aim at the
-        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member (``gamma``) for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the noise (and the proxy split).
+    {threshold_params}
+    {random_state_noise}
 
     Attributes
     ----------
@@ -412,6 +400,7 @@ def morgan_search(
     }
 
 
+@shared_parameters
 class MorganAttack(_PerturbationAttack):
     """Morgan: a member when its loss is in a window and its Merlin ratio is high.
 
@@ -432,8 +421,7 @@ class MorganAttack(_PerturbationAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit.
+    {target}
     n_noise, sigma, noise_scale, categorical_flip, binary_flip, ties, max_batch_rows
         As in :class:`MerlinAttack`.
     n_thresholds : int, default=50

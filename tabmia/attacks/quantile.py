@@ -20,6 +20,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from tabmia._memory import chunk_bounds, record_bytes, resolve_max_memory, warn_over_budget
 from tabmia._records import fold_hashes
+from tabmia.attacks._docs import shared_parameters
+from tabmia.attacks._quantile_catboost import (
+    catboost_pool,
+    degenerate,
+    loss_function,
+    make_regressor,
+    raw_predict,
+)
 from tabmia.attacks._quantile_features import regressor_input
 from tabmia.attacks._quantile_maths import predicted_thresholds, standard_normal_z
 from tabmia.attacks._quantile_tuning import (
@@ -64,14 +72,7 @@ _RESERVED = (
 )
 
 
-def _degenerate(params: dict[str, Any]) -> DegenerateRegressorError:
-    return DegenerateRegressorError(
-        f"QuantileAttack: a CatBoost regressor trained with {params} holds non-finite "
-        "values (its training degenerated); a larger l2_leaf_reg or a smaller "
-        "learning_rate avoids it"
-    )
-
-
+@shared_parameters
 class QuantileAttack(BaseMembershipAttack):
     """Quantile regression on public non-member scores, one CatBoost model.
 
@@ -142,8 +143,7 @@ class QuantileAttack(BaseMembershipAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit.
+    {target}
     mode : {"pinball", "gaussian"}, default="gaussian"
         Quantile regression (pinball loss) or Gaussian mean / spread regression
         (``RMSEWithUncertainty``; the paper's variant for smaller data). Gaussian is
@@ -217,8 +217,9 @@ class QuantileAttack(BaseMembershipAttack):
         GPU is held by one fit at a time (across processes of this machine), and
         ``"cuda"`` with several GPUs uses the first free one. GPU results are not
         bit-identical to CPU ones.
-    threshold_goal, fpr, prior, proxy_estimator, random_state
-        As in :class:`~tabmia.attacks.base.BaseMembershipAttack`.
+    {threshold_params}
+    random_state : int, RandomState instance or None, default=None
+        Seeds every random choice the attack makes.
 
     Attributes
     ----------
@@ -380,12 +381,7 @@ class QuantileAttack(BaseMembershipAttack):
 
     # ------------------------------------------------------------------ models
     def _loss_function(self) -> str:
-        if self.mode == "gaussian":
-            return "RMSEWithUncertainty"
-        levels = 1.0 - self.alphas_[::-1]  # ascending quantile levels
-        if levels.size == 1:
-            return f"Quantile:alpha={float(levels[0])!r}"
-        return "MultiQuantile:alpha=" + ",".join(repr(float(v)) for v in levels)
+        return loss_function(self.mode, self.alphas_)
 
     def _catboost_device(self) -> str:
         return "cuda" if self.device == "gpu" else self.device  # "gpu": the old name
@@ -415,33 +411,11 @@ class QuantileAttack(BaseMembershipAttack):
         return "gpu"
 
     def _make_regressor(self, params: dict[str, Any], seed: int, gpu: str | None) -> Any:
-        from catboost import CatBoostRegressor
+        loss = self._loss_function()
+        return make_regressor(params, seed, gpu, loss=loss, n_jobs=self.n_jobs)
 
-        p = dict(params)
-        if "subsample" in p and "bootstrap_type" not in p:
-            p["bootstrap_type"] = "Bernoulli"
-        p.update(
-            loss_function=self._loss_function(),
-            random_seed=int(seed),
-            verbose=False,
-            allow_writing_files=False,
-            thread_count=-1 if self.n_jobs is None else int(self.n_jobs),
-        )
-        settings = BACKENDS["catboost"].to_params(gpu or "cpu")
-        p.update({k: v for k, v in settings.items() if v is not None})
-        return CatBoostRegressor(**p)
-
-    @staticmethod
-    def _pool(data: Any, cat_idx: list[int], s: np.ndarray | None = None) -> Any:
-        """CatBoost's copy of the regressor's input (and its targets ``s``).
-
-        One pool of all the public records is built per fit and sliced per fold (and
-        per Optuna trial): a slice trains and predicts as a pool of the same rows would,
-        bit for bit, without a frame copy of the records per fold.
-        """
-        from catboost import Pool
-
-        return Pool(data, s, cat_features=cat_idx or None)
+    _pool = staticmethod(catboost_pool)
+    _raw_predict = staticmethod(raw_predict)
 
     def _fit_regressor(self, params: dict[str, Any], seed: int, pool: Any) -> Any:
         from catboost import CatBoostError
@@ -454,12 +428,7 @@ class QuantileAttack(BaseMembershipAttack):
                 # degenerate one holds NaN or inf, which JSON cannot
                 if not any(m in str(exc) for m in ("Not a double", "invalid float value")):
                     raise
-                raise _degenerate(params) from exc
-
-    @staticmethod
-    def _raw_predict(model: Any, pool: Any) -> np.ndarray:
-        raw = np.asarray(model.predict(pool, prediction_type="RawFormulaVal"), dtype=np.float64)
-        return raw.reshape(raw.shape[0], -1)
+                raise degenerate(params) from exc
 
     def _cross_fit(
         self,
@@ -486,7 +455,7 @@ class QuantileAttack(BaseMembershipAttack):
             model = self._fit_regressor(params, model_seed, pool.slice(train))
             pred = self._raw_predict(model, pool.slice(held))
             if not np.all(np.isfinite(pred)):
-                raise _degenerate(params)
+                raise degenerate(params)
             if raw is None:
                 raw = np.empty((n, pred.shape[1]))
             raw[held] = pred

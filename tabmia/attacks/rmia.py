@@ -27,6 +27,8 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from tabmia._validation import POSITIVE, validate_params
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.metrics import auc as _auc
 from tabmia.shadow.moments import masked_moments
@@ -42,6 +44,7 @@ MIN_OUT_REFERENCES = 2
 _P_FLOOR = 1e-30
 
 
+@validate_params({"gamma": POSITIVE})
 def rmia_fraction(
     log_ratio_x: Any, log_ratio_z: Any, gamma: float = 1.0, *, presorted: bool = False
 ) -> np.ndarray:
@@ -64,8 +67,6 @@ def rmia_fraction(
         ``#{z : r_x - r_z >= log gamma} / n_z``, computed with one sort of ``r_z``
         and a binary search per candidate (no ``n x n_z`` matrix).
     """
-    if gamma <= 0:
-        raise ValueError(f"gamma must be > 0, got {gamma}")
     rz = np.asarray(log_ratio_z, dtype=np.float64)
     if rz.ndim != 1 or rz.size == 0:
         raise ValueError("log_ratio_z must be a non-empty 1-D array")
@@ -80,6 +81,7 @@ def _tie_break(log_ratio_x: np.ndarray, n_z: int) -> np.ndarray:
     return (0.5 + np.arctan(log_ratio_x) / np.pi) / (2.0 * n_z)
 
 
+@shared_parameters
 class RMIAAttack(ReferenceModelAttack):
     """Offline RMIA: pairwise likelihood ratios against population records.
 
@@ -96,8 +98,7 @@ class RMIAAttack(ReferenceModelAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit.
+    {target}
     reference_estimator : estimator, default=None
         Unfitted recipe of a reference model; a clone of the target's recipe by
         default.
@@ -121,46 +122,12 @@ class RMIAAttack(ReferenceModelAttack):
         arctan(r_x)/pi) / (2 n_z)``: ties are broken by the candidate's own ratio
         ``r_x``, which the share is already monotone in, so no two candidates swap
         order and ``floor(score * n_z)`` is still the count.
-    shadow_train_size : int, float or None, default=None
-        Records each reference model trains on. A count (e.g. the target's
-        training-set size, which the audit and the benchmark pass): the balanced share
-        ``a / b`` of the public records closest to it that leaves every record OUT for
-        at least two models (``shadow_size_note_`` says when the public records cannot
-        reach the count). A float: that share of the public records. None: half.
-    calibration_share : float in [0, 1), default=0.0
-        With ``threshold_goal="fpr"``: ``0`` calibrates ``threshold_`` on every
-        public record, scored by the reference models that did not train on it, and
-        scores every candidate by as many models drawn the same way (see
-        :mod:`tabmia.attacks._reference`). A positive share is held out of every
-        model instead and calibrates alone, scored by all models like every
-        candidate (exactly split-conformal; the models then train on fewer records).
-    n_jobs : int, default=None
-        Parallel jobs for training reference models (joblib).
-    max_memory : int or str, default=None
-        Memory that scoring candidates may hold at once: the records outside the pool
-        are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
-        this machine's memory such as ``"25%"``; None: 256 MiB per core, at
-        least 2 GiB, at most half of this machine's memory).
-        Results do not depend on it.
-        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
-        smaller than one batch of the models' own (up to 65,536 records), so a budget
-        that one batch needs more than is exceeded, with a
-        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
+    {reference_population}
+    {max_memory}
     cache_dir : str or path, default=None
         Cache of the reference population (see :class:`tabmia.shadow.ShadowPopulation`).
-    verbose : bool, default=False
-        Progress bar over the reference models.
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_`` (Procedure 5.1).
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the calibration records cannot promise ``fpr``: raise, or aim at the
-        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member, for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
+    {reference_verbose}
+    {threshold_params}
     random_state : int, RandomState instance or None, default=None
         Seeds the reference models and the population draw.
 

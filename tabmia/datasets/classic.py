@@ -22,6 +22,8 @@ from typing import Literal
 
 import numpy as np
 
+from tabmia._docstrings import Substitution
+
 from ._classic_table import (  # noqa: F401  (column tables re-exported for callers)
     _SPECS,
     ADULT_CATEGORICAL,
@@ -59,9 +61,30 @@ __all__ = [
 ]
 
 
+#: The loaders' shared docstring lines: ``{data_home}`` opens the Parameters section
+#: with the data home, ``{return_X_y}`` closes it and opens Returns with its type.
+_loader_docs = Substitution(
+    data_home="""
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Data home.
+    """,
+    return_X_y="""
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch.
+
+    Returns
+    -------
+    sklearn.utils.Bunch or tuple
+    """,
+)
+
+
 # --------------------------------------------------------------------------- public loaders
 
 
+@_loader_docs
 def load_breast_cancer(data_home: PathLike | None = None, *, return_X_y: bool = False) -> Result:
     """Wisconsin diagnostic breast cancer data (569 x 30), shipped with scikit-learn.
 
@@ -69,12 +92,7 @@ def load_breast_cancer(data_home: PathLike | None = None, *, return_X_y: bool = 
     ----------
     data_home : str or path-like, optional
         Ignored (the data ships with scikit-learn); accepted for a uniform API.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {return_X_y}
         ``target``: 0 = malignant, 1 = benign (scikit-learn's encoding).
     """
     from sklearn.datasets import load_breast_cancer as _sk_load
@@ -105,6 +123,7 @@ def load_breast_cancer(data_home: PathLike | None = None, *, return_X_y: bool = 
     )
 
 
+@_loader_docs
 def load_adult(
     data_home: PathLike | None = None,
     *,
@@ -129,12 +148,7 @@ def load_adult(
         If no local copy exists, download the two UCI files (SHA-256 checked)
         into the data home, or into the cache home when the data home is
         read-only.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {return_X_y}
         ``data``: 14 features (8 categorical); ``target``: ``income`` as 0/1
         (1 = ``>50K``; the ``.`` suffix of adult.test is removed); extra field
         ``split`` (``"train"``/``"test"``, the original UCI split) per row.
@@ -148,6 +162,7 @@ def load_adult(
     )
 
 
+@_loader_docs
 def load_german_credit(data_home: PathLike | None = None, *, return_X_y: bool = False) -> Result:
     """Statlog German Credit (1,000 x 20), OpenML ``credit-g`` layout.
 
@@ -155,21 +170,14 @@ def load_german_credit(data_home: PathLike | None = None, *, return_X_y: bool = 
     the UCI file ``german_credit/german.data[.gz]`` (attribute codes such as
     ``A11`` kept as category values, same column names and order).
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {data_home}
+    {return_X_y}
         ``target``: 0 = good, 1 = bad credit risk (700 / 300).
     """
     return _load(_SPECS["german_credit"], data_home, return_X_y=return_X_y)
 
 
+@_loader_docs
 def load_hepatitis(
     data_home: PathLike | None = None,
     *,
@@ -182,23 +190,16 @@ def load_hepatitis(
     else the UCI file ``hepatitis/hepatitis.data[.gz]`` (class first, codes
     1/2 kept as category values, ``?`` = missing).
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
+    {data_home}
     drop_missing : bool, default=False
         Drop rows with a missing value (75 of 155 rows have one).
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {return_X_y}
         ``target``: 0 = LIVE, 1 = DIE (123 / 32).
     """
     return _load(_SPECS["hepatitis"], data_home, return_X_y=return_X_y, drop_missing=drop_missing)
 
 
+@_loader_docs
 def load_taiwan_default(data_home: PathLike | None = None, *, return_X_y: bool = False) -> Result:
     """Default of credit card clients, Taiwan (30,000 x 23; Yeh & Lien 2009, UCI #350).
 
@@ -206,21 +207,14 @@ def load_taiwan_default(data_home: PathLike | None = None, *, return_X_y: bool =
     conversion of the UCI XLS: ``ID``, 23 named features, target
     ``default.payment.next.month``).
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {data_home}
+    {return_X_y}
         ``target``: 1 = default next month (6,636 of 30,000).
     """
     return _load(_SPECS["taiwan_default"], data_home, return_X_y=return_X_y)
 
 
+@_loader_docs
 def load_give_me_some_credit(
     data_home: PathLike | None = None,
     *,
@@ -232,18 +226,10 @@ def load_give_me_some_credit(
     Reads ``<home>/give_me_some_credit/cs-training.csv[.gz]`` (first unnamed
     column is a row id and is dropped).
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
+    {data_home}
     drop_missing : bool, default=False
         Drop rows with a missing ``MonthlyIncome`` or ``NumberOfDependents``.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {return_X_y}
         ``target``: ``SeriousDlqin2yrs`` (10,026 positives).
     """
     return _load(
@@ -254,6 +240,7 @@ def load_give_me_some_credit(
     )
 
 
+@_loader_docs
 def load_diabetes130(
     data_home: PathLike | None = None,
     *,
@@ -269,26 +256,19 @@ def load_diabetes130(
     matters when splitting members from non-members).  ``?`` is missing;
     ``"None"`` (test not taken) is kept as a category.
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
+    {data_home}
     binary : {False, True, "<30", "any"}, default=False
         Target ``readmitted``.  ``False``: three classes, 0 = ``NO``,
         1 = ``>30``, 2 = ``<30``.  ``True`` or ``"<30"``: 1 = readmitted within
         30 days (``<30``), 0 = ``NO`` or ``>30`` (the usual clinical target).
         ``"any"``: 1 = readmitted at all (``<30`` or ``>30``), 0 = ``NO``.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {return_X_y}
         47 features (39 categorical: 36 text columns and 3 id codes).
     """
     return _load(_SPECS["diabetes130"], data_home, return_X_y=return_X_y, binary=binary)
 
 
+@_loader_docs
 def load_heart_disease(
     data_home: PathLike | None = None,
     *,
@@ -303,21 +283,13 @@ def load_heart_disease(
     reads ``<home>/statlog_heart/statlog_heart.csv[.gz]`` (else UCI
     ``heart.dat[.gz]``).
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
+    {data_home}
     variant : {"cleveland", "statlog"}
         Which data set.
     binary : bool, default=True
         Cleveland only: ``True`` gives 1 = disease (``num`` > 0), ``False``
         keeps ``num`` 0-4.  Statlog is always binary (1 = presence).
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {return_X_y}
         13 features (7 categorical).
     """
     if variant == "cleveland":
@@ -327,6 +299,7 @@ def load_heart_disease(
     raise ValueError(f"variant must be 'cleveland' or 'statlog', got {variant!r}")
 
 
+@_loader_docs
 def load_bank_marketing(data_home: PathLike | None = None, *, return_X_y: bool = False) -> Result:
     """Bank Marketing, full table (45,211 x 16; Moro et al. 2014, UCI #222).
 
@@ -334,21 +307,14 @@ def load_bank_marketing(data_home: PathLike | None = None, *, return_X_y: bool =
     Note: ``duration`` is only known after the call and leaks the target (see
     the UCI description); drop it for a realistic model.
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {data_home}
+    {return_X_y}
         ``target``: ``y``, 1 = subscribed (5,289 of 45,211).
     """
     return _load(_SPECS["bank_marketing"], data_home, return_X_y=return_X_y)
 
 
+@_loader_docs
 def load_compas(
     data_home: PathLike | None = None,
     *,
@@ -364,20 +330,12 @@ def load_compas(
     ``decile_score`` ...) are not features.  The COMPAS decile score is returned
     as the extra field ``decile_score``.
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
+    {data_home}
     propublica_filter : bool, default=True
         Apply ProPublica's filter (``|days_b_screening_arrest| <= 30``,
         ``is_recid != -1``, ``c_charge_degree != "O"``, ``score_text != "N/A"``),
         giving 6,172 rows.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {return_X_y}
         ``target``: ``two_year_recid`` (0/1).
     """
     return _load(
@@ -388,6 +346,7 @@ def load_compas(
     )
 
 
+@_loader_docs
 def load_pima_diabetes(data_home: PathLike | None = None, *, return_X_y: bool = False) -> Result:
     """Pima Indians Diabetes (768 x 8; NIDDK).
 
@@ -397,21 +356,14 @@ def load_pima_diabetes(data_home: PathLike | None = None, *, return_X_y: bool = 
     SkinThickness, Insulin and BMI encode missing values, as in the original;
     they are left unchanged.
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {data_home}
+    {return_X_y}
         ``target``: ``Outcome`` (268 of 768 positive).
     """
     return _load(_SPECS["pima_diabetes"], data_home, return_X_y=return_X_y)
 
 
+@_loader_docs
 def load_australian_credit(
     data_home: PathLike | None = None, *, return_X_y: bool = False
 ) -> Result:
@@ -422,16 +374,8 @@ def load_australian_credit(
     The 8 categorical attributes (A1, A4, A5, A6, A8, A9, A11, A12 per
     ``australian.doc``) are category dtype.
 
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Data home.
-    return_X_y : bool, default=False
-        Return ``(data, target)`` instead of a Bunch.
-
-    Returns
-    -------
-    sklearn.utils.Bunch or tuple
+    {data_home}
+    {return_X_y}
         ``target``: ``class`` 0/1 (383 / 307; 1 = approved).
     """
     return _load(_SPECS["australian_credit"], data_home, return_X_y=return_X_y)

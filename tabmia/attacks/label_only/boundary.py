@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.attacks.label_only._queries import LabelQueriesMixin, boundary_distances
 from tabmia.perturb import TabularRays
@@ -24,6 +25,7 @@ from tabmia.perturb import TabularRays
 __all__ = ["BoundaryDistanceAttack"]
 
 
+@shared_parameters
 class BoundaryDistanceAttack(LabelQueriesMixin, BaseMembershipAttack):
     """Distance to the target's decision boundary along random directions (Li & Zhang).
 
@@ -68,17 +70,7 @@ class BoundaryDistanceAttack(LabelQueriesMixin, BaseMembershipAttack):
         Rows sent to the model per call. None: each round is one ``predict`` call over
         all records and rays (``n * n_directions * n_grid`` rows in the grid round); a
         number bounds the rows held in memory at once. Does not change results.
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_`` (Procedure 5.1).
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the calibration records cannot promise ``fpr``: raise, or aim at the
-        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member, for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
+    {threshold_params}
     random_state : int, RandomState instance or None, default=None
         Seeds the directions (and the proxy split).
 

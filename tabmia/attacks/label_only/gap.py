@@ -6,12 +6,14 @@ from typing import Any
 
 import numpy as np
 
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.attacks.label_only._queries import LabelQueriesMixin
 
 __all__ = ["GapAttack"]
 
 
+@shared_parameters
 class GapAttack(LabelQueriesMixin, BaseMembershipAttack):
     """Yeom et al.'s baseline from labels alone: correctly classified = member.
 
@@ -22,21 +24,9 @@ class GapAttack(LabelQueriesMixin, BaseMembershipAttack):
 
     Parameters
     ----------
-    target : object
-        Fitted model under audit (anything :class:`tabmia.target.TargetModel` takes).
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_`` (Procedure 5.1 of Jayaraman et al.).
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the calibration records cannot promise ``fpr``: raise, or aim at the
-        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member, for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
-    random_state : int, RandomState instance or None, default=None
-        Seed (used by the proxy split only).
+    {target}
+    {threshold_params}
+    {random_state_proxy}
 
     Attributes
     ----------

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
+from tabmia.attacks._docs import shared_parameters
 from tabmia.attacks._reference import ReferenceModelAttack
 from tabmia.attacks.base import BaseMembershipAttack
 from tabmia.attacks.label_only._queries import (
@@ -33,6 +34,7 @@ from tabmia.target import TargetModel, n_rows
 __all__ = ["NoiseRobustnessAttack", "CalibratedRobustnessAttack"]
 
 
+@shared_parameters
 class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
     """Share of noisy copies the target still labels right (Choquette-Choo et al.).
 
@@ -51,19 +53,8 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
         only is fine). Precomputed labels cannot answer for perturbed records.
     n_noise, sigma, noise_scale, categorical_flip, binary_flip, max_batch_rows
         As in :class:`NoiseRobustnessAttack` (every shadow sees the same copies).
-    threshold_goal : {"fpr", "max_ppv", "max_advantage"}, default="fpr"
-        Goal of ``threshold_`` (Procedure 5.1).
-    fpr : float, default=0.01
-        FPR promised on fresh non-members for ``threshold_goal="fpr"``.
-    unresolved_fpr : {"raise", "smallest"}, default="raise"
-        When the calibration records cannot promise ``fpr``: raise, or aim at the
-        smallest FPR they can promise (``fpr_``; see :class:`BaseMembershipAttack`).
-    prior : float, default=1.0
-        Non-members per member, for ``threshold_goal="max_ppv"``.
-    proxy_estimator : estimator, default=None
-        Unfitted proxy recipe for the max-PPV / max-advantage goals.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the noise (and the proxy split).
+    {threshold_params}
+    {random_state_noise}
 
     Attributes
     ----------
@@ -168,6 +159,7 @@ class NoiseRobustnessAttack(LabelQueriesMixin, BaseMembershipAttack):
         return np.where(correct, kept, 0) / self.n_noise
 
 
+@shared_parameters
 class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
     """Noise robustness against the record's robustness under shadow models.
 
@@ -205,16 +197,7 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
         ``threshold_`` (0: every public record calibrates, scored by its OUT shadows).
     n_jobs : int, default=None
         Parallel jobs for training shadow models.
-    max_memory : int or str, default=None
-        Memory that scoring candidates may hold at once: the records outside the pool
-        are scored in chunks sized to it (bytes, ``"8GB"``, ``"512MB"`` or a share of
-        this machine's memory such as ``"25%"``; None: 256 MiB per core, at
-        least 2 GiB, at most half of this machine's memory).
-        Results do not depend on it.
-        At least 1 MiB (a smaller one is refused by ``fit``); a chunk is never
-        smaller than one batch of the models' own (up to 65,536 records), so a budget
-        that one batch needs more than is exceeded, with a
-        :class:`~tabmia.exceptions.MemoryBudgetWarning` naming the memory held.
+    {max_memory}
     cache_dir : str or path, default=None
         Cache of the shadow population.
     verbose : bool, default=False
