@@ -202,6 +202,35 @@ def slice_labels(
         raise ValueError(f"bands must be >= 2, got {bands}")
     if min_support < 1:
         raise ValueError(f"min_support must be >= 1, got {min_support}")
+    cols, index, series = _slice_inputs(frame_or_array, columns)
+    intersect = len(cols) > 1
+    parts, cut, notes = _label_columns(cols, series, bands, max_categories, intersect)
+    name = "×".join(map(str, cols))
+    labels, order = _combine(parts, intersect)
+    labels, merged, kept = _merge_rare(labels, order, name, min_support, notes)
+    if intersect:
+        notes.append(f"{name}: intersection of {', '.join(map(str, cols))}, {len(kept)} slices")
+    cat = pd.Categorical(labels, categories=kept, ordered=True)
+    return SliceLabels(
+        labels=pd.Series(cat, index=index, name=name),
+        name=name,
+        columns=tuple(map(str, cols)),
+        bands=cut,
+        merged=merged,
+        notes=tuple(notes),
+    )
+
+
+def _slice_inputs(
+    frame_or_array: Any, columns: str | Sequence[str] | None
+) -> tuple[list[Any], pd.Index, list[pd.Series]]:
+    """The slice columns' names, the records' index and one Series per column.
+
+    Raises
+    ------
+    ValueError
+        A column missing from the frame, none given, or an array that is not 1-D.
+    """
     if isinstance(frame_or_array, pd.DataFrame):
         frame = frame_or_array
         cols = (
@@ -215,27 +244,31 @@ def slice_labels(
             if c not in frame.columns:
                 shown = ", ".join(map(str, list(frame.columns)[:20]))
                 raise ValueError(f"slice column {c!r} is not in the data (its columns: {shown})")
-        index = frame.index
-        series = [frame[c] for c in cols]
+        return cols, frame.index, [frame[c] for c in cols]
+    if isinstance(frame_or_array, pd.Series):
+        s = frame_or_array
+        name = str(s.name) if s.name is not None else "slice"
     else:
-        if isinstance(frame_or_array, pd.Series):
-            s = frame_or_array
-            name = str(s.name) if s.name is not None else "slice"
-        else:
-            arr = np.asarray(frame_or_array)
-            if arr.ndim != 1:
-                raise ValueError(
-                    f"slice labels must be one column (1-D), got shape {arr.shape}; pass a "
-                    "DataFrame to slice by several columns"
-                )
-            s = pd.Series(arr)
-            name = "slice"
-        if isinstance(columns, str):  # the name of the one column
-            name = columns
-        elif columns is not None:
-            raise ValueError("columns must be one name for a 1-D array or a Series")
-        cols, index, series = [name], s.index, [s.rename(name)]
-    intersect = len(cols) > 1
+        arr = np.asarray(frame_or_array)
+        if arr.ndim != 1:
+            raise ValueError(
+                f"slice labels must be one column (1-D), got shape {arr.shape}; pass a "
+                "DataFrame to slice by several columns"
+            )
+        s = pd.Series(arr)
+        name = "slice"
+    if isinstance(columns, str):  # the name of the one column
+        name = columns
+    elif columns is not None:
+        raise ValueError("columns must be one name for a 1-D array or a Series")
+    return [name], s.index, [s.rename(name)]
+
+
+def _label_columns(
+    cols: list[Any], series: list[pd.Series], bands: int, max_categories: int, intersect: bool
+) -> tuple[list[pd.Categorical], dict[str, list[float]], list[str]]:
+    """Each column's labels (:func:`_one_column`), the cut points of the numeric ones and
+    the notes saying how they were cut."""
     parts, cut, notes = [], {}, []
     for c, s in zip(cols, series):
         cat, edges, note = _one_column(
@@ -246,17 +279,38 @@ def slice_labels(
             cut[str(c)] = edges
         if note:
             notes.append(note)
-    name = "×".join(map(str, cols))
+    return parts, cut, notes
+
+
+def _combine(parts: list[pd.Categorical], intersect: bool) -> tuple[np.ndarray, list[str]]:
+    """One label per record (the columns' labels joined by ``" & "``) and the labels'
+    order: lexicographic by the columns' own orders."""
     if intersect:
         codes = np.column_stack([p.codes for p in parts])
         combo, inverse = np.unique(codes, axis=0, return_inverse=True)
         inverse = inverse.ravel()
         text = [" & ".join(str(p.categories[k]) for p, k in zip(parts, row)) for row in combo]
-        labels = np.asarray(text, dtype=object)[inverse]
-        order = text  # lexicographic by the columns' own orders (np.unique sorts codes)
-    else:
-        labels = np.asarray(parts[0].astype(str), dtype=object)
-        order = [str(c) for c in parts[0].categories]
+        # lexicographic by the columns' own orders (np.unique sorts codes)
+        return np.asarray(text, dtype=object)[inverse], text
+    return (
+        np.asarray(parts[0].astype(str), dtype=object),
+        [str(c) for c in parts[0].categories],
+    )
+
+
+def _merge_rare(
+    labels: np.ndarray, order: list[str], name: str, min_support: int, notes: list[str]
+) -> tuple[np.ndarray, dict[str, int], list[str]]:
+    """Labels held by fewer than ``min_support`` records merged into ``"other"`` (one
+    rare label keeps its own name); the merged labels' counts and the slices kept.
+
+    Appends what it merged to ``notes``.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two slices are left.
+    """
     counts = pd.Series(labels).value_counts()
     small = [lab for lab in order if 0 < counts.get(lab, 0) < min_support]
     merged = {lab: int(counts[lab]) for lab in small}
@@ -289,14 +343,4 @@ def slice_labels(
             f"slicing by {name}: fewer than two slices hold at least {min_support} records "
             "(lower min_support or slice by fewer columns)"
         )
-    if intersect:
-        notes.append(f"{name}: intersection of {', '.join(map(str, cols))}, {len(kept)} slices")
-    cat = pd.Categorical(labels, categories=kept, ordered=True)
-    return SliceLabels(
-        labels=pd.Series(cat, index=index, name=name),
-        name=name,
-        columns=tuple(map(str, cols)),
-        bands=cut,
-        merged=merged,
-        notes=tuple(notes),
-    )
+    return labels, merged, kept
