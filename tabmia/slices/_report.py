@@ -11,12 +11,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from tabmia._columns import slice_column, slicing_name
 from tabmia._deprecation import DEPRECATED, renamed_parameter
 from tabmia.slices._display import SliceRiskDisplay
-from tabmia.slices._stats import METRICS, _adjust, _mover
+from tabmia.slices._stats import _POWER, METRICS, _adjust, _tests_frame
 from tabmia.slices._table import (
     _alphas,
     _attack_slicing,
@@ -26,7 +25,6 @@ from tabmia.slices._table import (
 
 _CORRECTIONS = ("holm", "bonferroni", "fdr_bh")
 _CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg"}
-_POWER = 0.8
 
 
 @dataclass
@@ -354,6 +352,45 @@ def slice_report_from_frames(
         new_default=200,
         owner="slice_report_from_frames",
     )
+    _check_settings(scores, correction, alpha, confidence, n_permutations)
+    cols = _resolve_slicings(scores, slices)
+    scores, calibration = _with_defaults(scores, calibration)
+    alphas = _alphas(scores, fpr, metrics)
+    rows, tests, omni, notes, frames = _run_slicings(
+        scores,
+        calibration,
+        cols,
+        alphas,
+        confidence=confidence,
+        n_bootstrap=n_bootstrap,
+        random_state=random_state,
+        n_permutations=n_permutations,
+        unit=unit,
+    )
+    table = _table_frame(rows, alpha)
+    omnibus = pd.DataFrame(omni)
+    omnibus["p_adjusted"] = _adjust(omnibus["p_value"].to_numpy(float), "holm")
+    omnibus["rejected"] = omnibus["p_adjusted"] <= alpha
+    tests_df = _tests_frame(tests, omnibus, alpha, correction, confidence, n_permutations, notes)
+    return SliceReport(
+        table=table,
+        tests=tests_df,
+        omnibus=omnibus,
+        alpha=alpha,
+        correction=correction,
+        confidence=confidence,
+        n_permutations=int(n_permutations),
+        notes=tuple(notes),
+        unit=unit,
+        metric_frames=frames,
+    )
+
+
+def _check_settings(
+    scores: pd.DataFrame, correction: str, alpha: float, confidence: float, n_permutations: int
+) -> None:
+    """Refuse an unknown correction, a level outside (0, 1), too few permutations, or a
+    scores frame without ``member``, ``score`` or ``flagged``."""
     if correction not in _CORRECTIONS:
         raise ValueError(f"correction must be one of {_CORRECTIONS}, got {correction!r}")
     if not 0.0 < alpha < 1.0 or not 0.0 < confidence < 1.0:
@@ -363,7 +400,18 @@ def slice_report_from_frames(
     for c in ("member", "score", "flagged"):
         if c not in scores.columns:
             raise ValueError(f"the scores frame has no {c!r} column")
-    cols = _resolve_slicings(scores, slices)
+
+
+def _with_defaults(
+    scores: pd.DataFrame, calibration: pd.DataFrame | None
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Copies of the frames with ``repeat`` (0) and ``attack`` (``"attack"``) where absent.
+
+    Raises
+    ------
+    ValueError
+        The calibration frame has no ``score`` column.
+    """
     scores = scores.copy()
     if "repeat" not in scores:
         scores["repeat"] = 0
@@ -377,7 +425,23 @@ def slice_report_from_frames(
             calibration["repeat"] = 0
         if "attack" not in calibration:
             calibration["attack"] = "attack"
-    alphas = _alphas(scores, fpr, metrics)
+    return scores, calibration
+
+
+def _run_slicings(
+    scores: pd.DataFrame,
+    calibration: pd.DataFrame | None,
+    cols: list[str],
+    alphas: dict,
+    *,
+    confidence: float,
+    n_bootstrap: int,
+    random_state: int | None,
+    n_permutations: int,
+    unit: str,
+) -> tuple[list, list, list, list[str], dict[tuple[str, str], Any]]:
+    """:func:`_attack_slicing` of each (slicing, attack), all drawing from one generator
+    seeded by ``random_state``: table rows, test rows, omnibus rows, notes, metric frames."""
     rng = np.random.default_rng(random_state)
     rows, tests, omni, notes = [], [], [], []
     frames: dict[tuple[str, str], Any] = {}
@@ -410,93 +474,18 @@ def slice_report_from_frames(
             tests += t
             omni.append(o)
             notes += n
+    return rows, tests, omni, notes, frames
+
+
+def _table_frame(rows: list[dict[str, Any]], alpha: float) -> pd.DataFrame:
+    """The table, with ``fpr_above_target`` Holm-corrected over every slice of the report."""
     table = pd.DataFrame(rows)
     if len(table):
         # Holm over every slice of the report: a line only where the excess is shown
         adj_fpr = _adjust(table["fpr_above_p"].to_numpy(float), "holm")
         table["fpr_above_target"] = adj_fpr <= alpha
         table = table.drop(columns="fpr_above_p")
-    tests_df = pd.DataFrame(tests)
-    omnibus = pd.DataFrame(omni)
-    omnibus["p_adjusted"] = _adjust(omnibus["p_value"].to_numpy(float), "holm")
-    omnibus["rejected"] = omnibus["p_adjusted"] <= alpha
-    if len(tests_df):
-        hyp = tests_df["hypothesis"].to_numpy(bool)
-        p = np.where(hyp, tests_df["p_value"].to_numpy(float), np.nan)
-        adj = _adjust(p, correction)
-        tests_df["p_adjusted"] = adj
-        gate = tests_df.merge(
-            omnibus[["attack", "slicing", "rejected"]], on=["attack", "slicing"], how="left"
-        )["rejected"]
-        tests_df["significant"] = (adj <= alpha) & gate.fillna(False).to_numpy(bool)
-        m = max(int(hyp.sum()), 1)
-        _set_intervals(tests_df, 1.0 - (1.0 - confidence) / m)
-        # named: the test rejects, the slices were compared at equal FPR (calibrated), and
-        # the simultaneous interval printed beside the name excludes 0
-        tests_df["named"] = (
-            tests_df["significant"].to_numpy(bool)
-            & (tests_df["metric"] == "calibrated advantage").to_numpy(bool)
-            & (tests_df["difference_low"].to_numpy(float) > 0)
-        )
-        if m / (n_permutations + 1.0) > alpha:
-            notes.append(
-                f"with {n_permutations} permutations the smallest p-value is "
-                f"1/{n_permutations + 1}, which {m} comparisons cannot bring under "
-                f"{alpha:g} after correction: no slice can be named; use at least "
-                f"{math.ceil(m / alpha)} permutations."
-            )
-        zq = stats.norm.ppf(1.0 - alpha / m) + stats.norm.ppf(_POWER)
-        se = pd.to_numeric(tests_df["se"], errors="coerce").to_numpy(float)
-        # a null spread of 0 (nobody flagged at this FPR) detects nothing, not a difference of 0
-        tests_df["detectable_difference"] = np.where(hyp & (se > 0), zq * se, np.nan)
-    else:
-        for c in ("p_adjusted", "significant", "named", "detectable_difference", "hypothesis"):
-            tests_df[c] = pd.Series(dtype=object)
-    return SliceReport(
-        table=table,
-        tests=tests_df,
-        omnibus=omnibus,
-        alpha=alpha,
-        correction=correction,
-        confidence=confidence,
-        n_permutations=int(n_permutations),
-        notes=tuple(notes),
-        unit=unit,
-        metric_frames=frames,
-    )
-
-
-def _set_intervals(tests: pd.DataFrame, level: float) -> None:
-    """The difference's and the TPR difference's MOVER intervals at ``level`` (simultaneous
-    over the report's comparisons: Bonferroni, the first step of Holm)."""
-    if tests.empty:
-        return
-    c = {
-        k: tests[k].to_numpy(float)
-        for k in (
-            "tp_slice",
-            "fp_slice",
-            "tp_rest",
-            "fp_rest",
-            "n_members",
-            "n_nonmembers",
-            "n_members_rest",
-            "n_nonmembers_rest",
-        )
-    }
-    _, lo, hi = _mover(
-        (1, -1, -1, 1),
-        (c["tp_slice"], c["fp_slice"], c["tp_rest"], c["fp_rest"]),
-        (c["n_members"], c["n_nonmembers"], c["n_members_rest"], c["n_nonmembers_rest"]),
-        level,
-    )
-    tdiff, tlo, thi = _mover(
-        (1, -1), (c["tp_slice"], c["tp_rest"]), (c["n_members"], c["n_members_rest"]), level
-    )
-    tests["difference_low"], tests["difference_high"] = lo, hi
-    tests["tpr_difference"] = tdiff
-    tests["tpr_difference_low"], tests["tpr_difference_high"] = tlo, thi
-    tests["interval_level"] = level
+    return table
 
 
 def slice_report(

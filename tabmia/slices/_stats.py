@@ -12,11 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
+from sklearn.metrics import roc_curve
 
 from tabmia.metrics import clopper_pearson
 
 #: The two advantages compared across slices (the first tested where it can be).
 METRICS: tuple[str, ...] = ("calibrated advantage", "advantage")
+#: Power at which the report states the difference a test detects.
+_POWER = 0.8
 
 
 # ------------------------------------------------------------- rate statistics
@@ -48,6 +51,86 @@ def _mover(
         lo_sq = lo_sq + (c * p - np.minimum(a, b)) ** 2
         hi_sq = hi_sq + (np.maximum(a, b) - c * p) ** 2
     return est, est - np.sqrt(lo_sq), est + np.sqrt(hi_sq)
+
+
+def _tests_frame(
+    tests: list[dict[str, Any]],
+    omnibus: pd.DataFrame,
+    alpha: float,
+    correction: str,
+    confidence: float,
+    n_permutations: int,
+    notes: list[str],
+) -> pd.DataFrame:
+    """The tests with their corrected p-values, simultaneous intervals, which are named and
+    the difference each could detect; notes when the permutations are too few to name any."""
+    tests_df = pd.DataFrame(tests)
+    if not len(tests_df):
+        for c in ("p_adjusted", "significant", "named", "detectable_difference", "hypothesis"):
+            tests_df[c] = pd.Series(dtype=object)
+        return tests_df
+    hyp = tests_df["hypothesis"].to_numpy(bool)
+    p = np.where(hyp, tests_df["p_value"].to_numpy(float), np.nan)
+    adj = _adjust(p, correction)
+    tests_df["p_adjusted"] = adj
+    gate = tests_df.merge(
+        omnibus[["attack", "slicing", "rejected"]], on=["attack", "slicing"], how="left"
+    )["rejected"]
+    tests_df["significant"] = (adj <= alpha) & gate.fillna(False).to_numpy(bool)
+    m = max(int(hyp.sum()), 1)
+    _set_intervals(tests_df, 1.0 - (1.0 - confidence) / m)
+    # named: the test rejects, the slices were compared at equal FPR (calibrated), and
+    # the simultaneous interval printed beside the name excludes 0
+    tests_df["named"] = (
+        tests_df["significant"].to_numpy(bool)
+        & (tests_df["metric"] == "calibrated advantage").to_numpy(bool)
+        & (tests_df["difference_low"].to_numpy(float) > 0)
+    )
+    if m / (n_permutations + 1.0) > alpha:
+        notes.append(
+            f"with {n_permutations} permutations the smallest p-value is "
+            f"1/{n_permutations + 1}, which {m} comparisons cannot bring under "
+            f"{alpha:g} after correction: no slice can be named; use at least "
+            f"{math.ceil(m / alpha)} permutations."
+        )
+    zq = stats.norm.ppf(1.0 - alpha / m) + stats.norm.ppf(_POWER)
+    se = pd.to_numeric(tests_df["se"], errors="coerce").to_numpy(float)
+    # a null spread of 0 (nobody flagged at this FPR) detects nothing, not a difference of 0
+    tests_df["detectable_difference"] = np.where(hyp & (se > 0), zq * se, np.nan)
+    return tests_df
+
+
+def _set_intervals(tests: pd.DataFrame, level: float) -> None:
+    """The difference's and the TPR difference's MOVER intervals at ``level`` (simultaneous
+    over the report's comparisons: Bonferroni, the first step of Holm)."""
+    if tests.empty:
+        return
+    c = {
+        k: tests[k].to_numpy(float)
+        for k in (
+            "tp_slice",
+            "fp_slice",
+            "tp_rest",
+            "fp_rest",
+            "n_members",
+            "n_nonmembers",
+            "n_members_rest",
+            "n_nonmembers_rest",
+        )
+    }
+    _, lo, hi = _mover(
+        (1, -1, -1, 1),
+        (c["tp_slice"], c["fp_slice"], c["tp_rest"], c["fp_rest"]),
+        (c["n_members"], c["n_nonmembers"], c["n_members_rest"], c["n_nonmembers_rest"]),
+        level,
+    )
+    tdiff, tlo, thi = _mover(
+        (1, -1), (c["tp_slice"], c["tp_rest"]), (c["n_members"], c["n_members_rest"]), level
+    )
+    tests["difference_low"], tests["difference_high"] = lo, hi
+    tests["tpr_difference"] = tdiff
+    tests["tpr_difference_low"], tests["tpr_difference_high"] = tlo, thi
+    tests["interval_level"] = level
 
 
 def _cp(k: Any, n: Any, confidence: float) -> tuple[float, float]:
@@ -236,6 +319,32 @@ def _permutation_test(
     p_omni = (1.0 + np.sum(t_perm >= t_obs - 1e-9 * max(1.0, abs(t_obs)))) / (B + 1.0)
     out["omnibus"] = {"statistic": t_obs, "p": float(p_omni)}
     return out
+
+
+#: FPRs the null ROC curve is read at: fine near the small FPRs an audit aims at.
+_ROC_GRID = np.unique(np.r_[0.0, np.geomspace(1e-5, 1.0, 600), np.linspace(0.0, 1.0, 201)])
+
+
+def _null_roc(
+    member: np.ndarray, score: np.ndarray, labels: np.ndarray, in_repeat: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ROC curve every slice shares under the null: the slices' own empirical curves,
+    averaged with their candidates' weights. Pooling the candidates of slices whose scores
+    lie at different places would give a mixture's curve, lower than any slice's own."""
+    rows = np.asarray(in_repeat, bool)
+    tpr_sum, weight = np.zeros(_ROC_GRID.size), 0.0
+    for lab in pd.unique(labels[rows]):  # a loop over slices
+        sel = rows & (labels == lab)
+        m = member[sel]
+        if m.all() or not m.any():
+            continue
+        fpr, tpr, _ = roc_curve(m, score[sel], drop_intermediate=False)
+        tpr_sum += sel.sum() * np.interp(_ROC_GRID, fpr, tpr)
+        weight += sel.sum()
+    if weight == 0:
+        fpr, tpr, _ = roc_curve(member[rows], score[rows], drop_intermediate=False)
+        return fpr, tpr
+    return _ROC_GRID, tpr_sum / weight
 
 
 def roc_null_test(
