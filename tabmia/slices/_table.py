@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sklearn.metrics import roc_curve
 
 from tabmia._columns import (
     FPR_TARGET,
@@ -27,6 +26,7 @@ from tabmia.slices._stats import (
     METRICS,
     _cells,
     _cp,
+    _null_roc,
     _permutation_test,
     _rates,
     roc_null_test,
@@ -113,32 +113,6 @@ def _alphas(scores: pd.DataFrame, fpr: Any, metrics: pd.DataFrame | None) -> dic
 
 
 # --------------------------------------------------------------- computation
-#: FPRs the null ROC curve is read at: fine near the small FPRs an audit aims at.
-_ROC_GRID = np.unique(np.r_[0.0, np.geomspace(1e-5, 1.0, 600), np.linspace(0.0, 1.0, 201)])
-
-
-def _null_roc(
-    member: np.ndarray, score: np.ndarray, labels: np.ndarray, in_repeat: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """The ROC curve every slice shares under the null: the slices' own empirical curves,
-    averaged with their candidates' weights. Pooling the candidates of slices whose scores
-    lie at different places would give a mixture's curve, lower than any slice's own."""
-    rows = np.asarray(in_repeat, bool)
-    tpr_sum, weight = np.zeros(_ROC_GRID.size), 0.0
-    for lab in pd.unique(labels[rows]):  # a loop over slices
-        sel = rows & (labels == lab)
-        m = member[sel]
-        if m.all() or not m.any():
-            continue
-        fpr, tpr, _ = roc_curve(m, score[sel], drop_intermediate=False)
-        tpr_sum += sel.sum() * np.interp(_ROC_GRID, fpr, tpr)
-        weight += sel.sum()
-    if weight == 0:
-        fpr, tpr, _ = roc_curve(member[rows], score[rows], drop_intermediate=False)
-        return fpr, tpr
-    return _ROC_GRID, tpr_sum / weight
-
-
 def _common_size(sizes: list[int], alpha: float) -> int:
     """The calibration count every slice of a repeat is cut to: the largest ``n`` with
     ``alpha (n + 1)`` whole that the smallest slice resolving ``alpha`` still holds."""
@@ -337,6 +311,8 @@ def _attack_slicing(
     rng: np.random.Generator,
     unit: str = "record",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any], list[str], Any]:
+    """One (attack, slicing): its table rows, test rows, omnibus row, notes and the
+    user's MetricFrame."""
     from fairlearn.metrics import MetricFrame
 
     repeats = list(pd.unique(df["repeat"]))
@@ -361,36 +337,18 @@ def _attack_slicing(
     )
     strata = _strata(mf, df, repeats, member, flagged, sensitive, flag_cal)
     calibrated = np.array([resolvable[s] for s in slices], bool)
-    test = _permutation_test(strata, slices, calibrated, n_permutations, rng)
-    if calibrated.sum() >= 2:
-        test["calibrated advantage"] = roc_null_test(
-            strata,
-            slices,
-            calibrated,
-            dict(status.get("__common__", {})),
-            {r: _null_roc(member, score, labels.to_numpy(), df["repeat"] == r) for r in repeats},
-            n_permutations,
-            rng,
-        )
-        if test["calibrated advantage"]["hypothesis"].sum() >= 2:
-            test["family"] = "calibrated advantage"
-            test["omnibus"] = test["calibrated advantage"]["omnibus"]
-    # overall calibrated: the threshold of all the attack's calibration records per repeat
-    ov_cal: tuple[Any, Any, str]
-    if overall_thr and len(overall_thr) == len(repeats):
-        t_all = df["repeat"].map(overall_thr).to_numpy(float)
-        flag_all = score >= t_all
-        ov_cal = (int(np.sum(member & flag_all)), int(np.sum(~member & flag_all)), "resolvable")
-    else:
-        state = (
-            "no calibration"
-            if cal is None
-            else ("no FPR goal" if not np.isfinite(alpha) else "not resolvable")
-        )
-        ov_cal = (math.nan, math.nan, state)
+    test = _slice_tests(
+        strata,
+        slices,
+        calibrated,
+        status,
+        (member, score, labels.to_numpy(), df["repeat"], repeats),
+        n_permutations,
+        rng,
+    )
     rows, notes = _table_rows(
         mf,
-        ov_cal,
+        _overall_calibrated(df, member, score, overall_thr, repeats, cal is None, alpha),
         int(len(cal)) if cal is not None else 0,
         status,
         resolvable,
@@ -413,17 +371,7 @@ def _attack_slicing(
             "attack's own threshold is tested instead, which also moves with where that "
             "threshold falls in each slice's scores (not only with leakage)."
         )
-    omni = {
-        "attack": attack,
-        "slicing": col,
-        "metric": test["family"],
-        "statistic": test["omnibus"]["statistic"],
-        "p_value": test["omnibus"]["p"],
-        "n_slices": len(slices),
-        "n_tested": int(test[test["family"]]["hypothesis"].sum())
-        if test.get(test["family"])
-        else 0,
-    }
+    omni = _omnibus_row(test, attack, col, len(slices))
     public = public_metric_frame(
         member,
         flagged,
@@ -433,6 +381,75 @@ def _attack_slicing(
         sensitive,
     )
     return rows, tests, omni, notes, public
+
+
+def _slice_tests(
+    strata: Any,
+    slices: list[Any],
+    calibrated: np.ndarray,
+    status: dict[Any, dict[str, Any]],
+    candidates: tuple[np.ndarray, np.ndarray, np.ndarray, pd.Series, list[Any]],
+    n_permutations: int,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """The permutation test at the attack's own threshold and, where two slices or more
+    calibrate, at equal FPR (``roc_null_test`` against each repeat's null ROC from the
+    ``candidates``' member, score, label, repeat and the repeats), which then becomes the
+    tested family."""
+    member, score, labels, repeat, repeats = candidates
+    test = _permutation_test(strata, slices, calibrated, n_permutations, rng)
+    if calibrated.sum() >= 2:
+        test["calibrated advantage"] = roc_null_test(
+            strata,
+            slices,
+            calibrated,
+            dict(status.get("__common__", {})),
+            {r: _null_roc(member, score, labels, repeat == r) for r in repeats},
+            n_permutations,
+            rng,
+        )
+        if test["calibrated advantage"]["hypothesis"].sum() >= 2:
+            test["family"] = "calibrated advantage"
+            test["omnibus"] = test["calibrated advantage"]["omnibus"]
+    return test
+
+
+def _overall_calibrated(
+    df: pd.DataFrame,
+    member: np.ndarray,
+    score: np.ndarray,
+    overall_thr: dict[Any, float],
+    repeats: list[Any],
+    no_calibration: bool,
+    alpha: float,
+) -> tuple[Any, Any, str]:
+    """The overall row's calibrated (TP, FP, state): at the threshold of all the attack's
+    calibration records per repeat, NaN counts where a repeat has none."""
+    if overall_thr and len(overall_thr) == len(repeats):
+        t_all = df["repeat"].map(overall_thr).to_numpy(float)
+        flag_all = score >= t_all
+        return (int(np.sum(member & flag_all)), int(np.sum(~member & flag_all)), "resolvable")
+    state = (
+        "no calibration"
+        if no_calibration
+        else ("no FPR goal" if not np.isfinite(alpha) else "not resolvable")
+    )
+    return (math.nan, math.nan, state)
+
+
+def _omnibus_row(test: dict[str, Any], attack: str, col: str, n_slices: int) -> dict[str, Any]:
+    """The omnibus row of an (attack, slicing): the tested family's max-z and its p-value."""
+    return {
+        "attack": attack,
+        "slicing": col,
+        "metric": test["family"],
+        "statistic": test["omnibus"]["statistic"],
+        "p_value": test["omnibus"]["p"],
+        "n_slices": n_slices,
+        "n_tested": int(test[test["family"]]["hypothesis"].sum())
+        if test.get(test["family"])
+        else 0,
+    }
 
 
 def _table_rows(
