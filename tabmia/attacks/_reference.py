@@ -115,13 +115,26 @@ class ReferenceModelAttack(BaseMembershipAttack):
         "verbose": ["verbose"],
     }
 
+    #: The parameters that give the models' recipe and their number (``"shadow_estimator"``,
+    #: ``"n_shadow"``): the runners size and build the population through them.
+    _model_recipe_param: str
+    _model_count_param: str
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         m = tags.membership_tags
+        m.model_recipe_params = (self._model_recipe_param,)
+        m.model_count_params = (self._model_count_param,)
         m.reports_model_size = True
         # the target's training-set size, unless the user sized the models
         m.train_size_param = "shadow_train_size" if self.shadow_train_size is None else None
-        m.runner_settings |= {"n_jobs", "max_memory", "cache_dir", "verbose"}
+        m.runner_settings |= {
+            "n_jobs",
+            "max_memory",
+            "cache_dir",
+            "verbose",
+            self._model_count_param,
+        }
         m.run_params |= {"n_jobs", "max_memory", "cache_dir", "verbose"}
         return tags
 

@@ -142,6 +142,8 @@ class CalibratedAttack(ReferenceModelAttack):
     (5,)
     """
 
+    _model_recipe_param, _model_count_param = "reference_estimator", "n_reference"
+
     _parameter_constraints = {
         **ReferenceModelAttack._parameter_constraints,
         "statistic": [StrOptions(set(CALIBRATED_SCORES))],
@@ -207,9 +209,8 @@ class CalibratedAttack(ReferenceModelAttack):
         tags = super().__sklearn_tags__()
         m = tags.membership_tags
         # forgetting fine-tunes copies of the target: no recipe
-        m.model_recipe_params = ("reference_estimator",) if self.calibration == "reference" else ()
-        m.model_count_params = ("n_reference",)
-        m.runner_settings |= {"n_reference"}
+        if self.calibration != "reference":
+            m.model_recipe_params = ()
         if self.statistic == "gradient_norm" or self.calibration == "forgetting":
             m.target_outputs = "logits"  # a torch model's gradients or weights
         return tags

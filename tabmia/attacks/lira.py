@@ -255,6 +255,8 @@ class LiRAAttack(ReferenceModelAttack):
     (5,)
     """
 
+    _model_recipe_param, _model_count_param = "shadow_estimator", "n_shadow"
+
     _parameter_constraints = {
         **ReferenceModelAttack._parameter_constraints,
         "shadow_estimator": [None, HasMethods(["fit"])],
@@ -316,9 +318,6 @@ class LiRAAttack(ReferenceModelAttack):
         m = tags.membership_tags
         # online LiRA trains its shadows on a pool that contains the candidates
         m.fit_includes_candidates = bool(self.online)
-        m.model_recipe_params = ("shadow_estimator",)
-        m.model_count_params = ("n_shadow",)
-        m.runner_settings |= {"n_shadow"}
         if self.pkeep != 0.5:  # an explicit pkeep sizes the shadows: the user's choice
             m.train_size_param = None
         return tags

@@ -186,6 +186,8 @@ class RMIAAttack(ReferenceModelAttack):
     (5,)
     """
 
+    _model_recipe_param, _model_count_param = "reference_estimator", "n_reference"
+
     _parameter_constraints = {
         **ReferenceModelAttack._parameter_constraints,
         "reference_estimator": [None, HasMethods(["fit"])],
@@ -242,14 +244,6 @@ class RMIAAttack(ReferenceModelAttack):
     @classmethod
     def _fast_params(cls) -> dict[str, Any]:
         return {"n_reference": 2}
-
-    def __sklearn_tags__(self) -> Any:  # noqa: D105
-        tags = super().__sklearn_tags__()
-        m = tags.membership_tags
-        m.model_recipe_params = ("reference_estimator",)
-        m.model_count_params = ("n_reference",)
-        m.runner_settings |= {"n_reference"}
-        return tags
 
     # ----------------------------------------------------------------------- fit
     def _fit(self, X: Any, y: np.ndarray) -> None:

@@ -13,6 +13,7 @@ access.  openml and folktables are imported only when needed.
 
 from tabmia.exceptions import DataNotFoundError
 
+from . import classic
 from ._home import get_cache_home, get_data_home
 from ._registry import (
     DATASETS,
@@ -25,7 +26,7 @@ from ._registry import (
     resolve_dataset_name,
 )
 from .acs import fetch_acs
-from .classic import (
+from .classic import (  # noqa: F401  (exported through classic.__all__)
     load_adult,
     load_australian_credit,
     load_bank_marketing,
@@ -61,16 +62,5 @@ __all__ = [
     "list_suite_tasks",
     "load_dataset",
     "resolve_dataset_name",
-    "load_adult",
-    "load_australian_credit",
-    "load_bank_marketing",
-    "load_breast_cancer",
-    "load_compas",
-    "load_diabetes130",
-    "load_german_credit",
-    "load_give_me_some_credit",
-    "load_heart_disease",
-    "load_hepatitis",
-    "load_pima_diabetes",
-    "load_taiwan_default",
+    *classic.__all__,  # the classic tables' loaders, imported above
 ]

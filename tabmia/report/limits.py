@@ -208,6 +208,17 @@ class LimitCheck:
 
 
 # ---------------------------------------------------------------------- metrics
+def _outcomes(rows: pd.DataFrame, cap: float, *, above: Any = True, below: Any = True) -> Any:
+    """Each row's outcome against ``cap``: ``"above"`` where its ``low`` is over the cap,
+    ``"below"`` where its ``high`` is at or under it, else ``"unresolved"``; ``above`` and
+    ``below`` (bool or a mask over the rows) say where each side may be shown at all."""
+    return np.where(
+        above & (rows["low"] > cap),
+        "above",
+        np.where(below & (rows["high"] <= cap), "below", "unresolved"),
+    )
+
+
 def _decide(limit: RiskLimit, rows: pd.DataFrame, describe: Any) -> LimitCheck:
     """The largest risk over attacks: rows have ``value``, ``low``, ``high``, ``outcome``."""
     above = rows[rows["outcome"] == "above"]
@@ -277,11 +288,7 @@ def check_tpr(
         },
         index=summary.index,
     )
-    rows["outcome"] = np.where(
-        strict & (rows["low"] > cap),
-        "above",
-        np.where(loose & (rows["high"] <= cap), "below", "unresolved"),
-    )
+    rows["outcome"] = _outcomes(rows, cap, above=strict, below=loose)
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
         rate = f"TPR {_num(r['value'])} [{_num(r['low'])}, {_num(r['tpr_high'])}]"
@@ -402,11 +409,7 @@ def check_slice_tpr(table: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
         },
         index=rows.index,
     )
-    frame["outcome"] = np.where(
-        resolved & (frame["low"] > cap),
-        "above",
-        np.where(resolved & (frame["high"] <= cap), "below", "unresolved"),
-    )
+    frame["outcome"] = _outcomes(frame, cap, above=resolved, below=resolved)
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
         where, unit = f"slice {name}", f"{r['unit']}s"
@@ -452,9 +455,7 @@ def check_auc(metrics: pd.DataFrame, limit: RiskLimit) -> LimitCheck:
             "n_seeds": grouped.size(),
         }
     )
-    rows["outcome"] = np.where(
-        rows["low"] > cap, "above", np.where(rows["high"] <= cap, "below", "unresolved")
-    )
+    rows["outcome"] = _outcomes(rows, cap)
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
         seeds = int(r["n_seeds"])
@@ -490,9 +491,7 @@ def check_epsilon(summary: pd.DataFrame, limit: RiskLimit, delta: float) -> Limi
         },
         index=summary.index,
     )
-    rows["outcome"] = np.where(
-        rows["low"] > cap, "above", np.where(rows["high"] <= cap, "below", "unresolved")
-    )
+    rows["outcome"] = _outcomes(rows, cap)
 
     def describe(name: str, r: pd.Series, outcome: str) -> str:
         eps = (

@@ -257,6 +257,8 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
     (3,)
     """
 
+    _model_recipe_param, _model_count_param = "shadow_estimator", "n_shadow"
+
     _parameter_constraints = {
         **ReferenceModelAttack._parameter_constraints,
         **ROBUSTNESS_CONSTRAINTS,
@@ -319,9 +321,6 @@ class CalibratedRobustnessAttack(LabelQueriesMixin, ReferenceModelAttack):
         tags = super().__sklearn_tags__()
         m = tags.membership_tags
         m.queries_perturbed_records = True
-        m.model_recipe_params = ("shadow_estimator",)
-        m.model_count_params = ("n_shadow",)
-        m.runner_settings |= {"n_shadow"}
         return tags
 
     def _fit(self, X: Any, y: np.ndarray) -> None:
