@@ -238,14 +238,15 @@ def test_audit_without_the_flag_notes_it_once(tree_files, tmp_path, capsys):
     assert "reconstruction" not in json.loads((tmp_path / "results.json").read_text())
 
 
-def test_audit_of_a_bagged_forest_says_its_reconstruction_is_not_measured(
+def test_audit_of_a_bagged_forest_claims_no_reconstructible_training_set(
     tree_files, tmp_path, capsys
 ):
-    """A bagged forest claims neither a reconstructible nor a safe training set."""
+    """A bagged forest claims no reconstructible training set (its reconstruction is not
+    measured: benchmarks/results/tree_reconstruction_bagged.md), and every forest audit's
+    stderr stays free of a note that would follow each default forest."""
     code, _, _ = _audit(tree_files, "bagged.joblib", out=tmp_path)
     err = " ".join(capsys.readouterr().err.split())
-    assert code == 0 and "may be reconstructible" not in err
-    assert err.count("is a bagged forest") == 1 and "not measured" in err
+    assert code == 0 and "may be reconstructible" not in err and "bagged" not in err
 
 
 @pytest.mark.parametrize(

@@ -38,15 +38,6 @@ def reconstruction_step(
                 RunNote,
                 stacklevel=1,
             )
-        elif unsupported_reason(model) is None:  # a bagged forest, read as the others
-            warnings.warn(
-                f"{args.model_file} is a bagged forest: its file stores per-node counts of "
-                "bootstrap draws; whether they give its training set back is not measured "
-                "(tabmia's benchmark found no bagged forest's training set within its "
-                "limits), so none is claimed; --reconstruct tries it",
-                RunNote,
-                stacklevel=1,
-            )
         return None
     reason = unsupported_reason(model)
     if reason is not None:
