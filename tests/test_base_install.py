@@ -30,7 +30,7 @@ from tabmia.cli._slices import DEFAULT_SLICES
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
-#: The import name of every package an extra installs. pytest is the test runner itself.
+#: The import name of every package an extra installs. pytest (and its xdist workers) is the test runner itself.
 MODULES = {
     "torch": ("torch",),
     "xgboost-cpu": ("xgboost",),
@@ -48,6 +48,7 @@ MODULES = {
     "ortools": ("ortools",),
     "mlflow": ("mlflow",),
     "pytest": (),
+    "pytest-xdist": (),
 }
 #: Extras that are tools, not parts of tabmia (the site, the linters).
 TOOLING = ("docs", "lint")
