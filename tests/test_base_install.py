@@ -49,6 +49,7 @@ MODULES = {
     "mlflow": ("mlflow",),
     "pytest": (),
     "pytest-xdist": (),
+    "numpydoc": ("numpydoc",),
 }
 #: Extras that are tools, not parts of tabmia (the site, the linters).
 TOOLING = ("docs", "lint")
